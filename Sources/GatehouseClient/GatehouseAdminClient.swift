@@ -1,0 +1,85 @@
+@_exported import GatehouseAPI
+import Foundation
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+
+/// An operator's client for the admin API: apps, keys, events, audit. Wraps the generated client.
+public struct GatehouseAdminClient: Sendable {
+    let client: Client
+
+    public init(serverURL: URL, adminToken: String, transport: any ClientTransport = AsyncHTTPClientTransport()) {
+        client = Client(
+            serverURL: serverURL,
+            transport: transport,
+            middlewares: [AuthorizationMiddleware(value: "Bearer \(adminToken)"), ProblemMiddleware()]
+        )
+    }
+
+    public func createApp(name: String, platforms: [Components.Schemas.Platform]) async throws -> Components.Schemas.AppCreated {
+        try await unwrapping { try await client.createApp(body: .json(.init(name: name, platforms: platforms))).created.body.json }
+    }
+
+    public func listApps(after: String? = nil, limit: Int? = nil) async throws -> Components.Schemas.AppPage {
+        try await unwrapping { try await client.listApps(query: .init(limit: limit, after: after)).ok.body.json }
+    }
+
+    public func app(_ appKey: String) async throws -> Components.Schemas.AppDetails {
+        try await unwrapping { try await client.getApp(path: .init(appKey: appKey)).ok.body.json }
+    }
+
+    public func disableApp(_ appKey: String) async throws -> Components.Schemas.App {
+        try await unwrapping { try await client.disableApp(path: .init(appKey: appKey)).ok.body.json }
+    }
+
+    public func enableApp(_ appKey: String) async throws -> Components.Schemas.App {
+        try await unwrapping { try await client.enableApp(path: .init(appKey: appKey)).ok.body.json }
+    }
+
+    public func rotateSecret(
+        _ appKey: String,
+        kind: Components.Schemas.SecretKind,
+        overlapSeconds: Int? = nil
+    ) async throws -> Components.Schemas.RotatedSecret {
+        try await unwrapping {
+            try await client.rotateAppSecret(
+                path: .init(appKey: appKey, kind: kind),
+                body: .json(.init(overlapSeconds: overlapSeconds))
+            ).ok.body.json
+        }
+    }
+
+    public func registerEvent(_ appKey: String, eventID: Int, name: String) async throws -> Components.Schemas.Event {
+        try await unwrapping {
+            try await client.registerEvent(path: .init(appKey: appKey), body: .json(.init(eventId: eventID, name: name))).created.body.json
+        }
+    }
+
+    public func events(_ appKey: String) async throws -> [Components.Schemas.Event] {
+        try await unwrapping { try await client.listEvents(path: .init(appKey: appKey)).ok.body.json.items }
+    }
+
+    public func auditEntries(before: Int64? = nil, appKey: String? = nil, limit: Int? = nil) async throws -> Components.Schemas.AuditPage {
+        try await unwrapping {
+            try await client.listAuditEntries(query: .init(limit: limit, before: before, appKey: appKey)).ok.body.json
+        }
+    }
+}
+
+/// The app backend's client: appKey and server secret as HTTP Basic.
+public struct GatehouseBackendClient: Sendable {
+    let client: Client
+
+    public init(serverURL: URL, appKey: String, serverSecret: String, transport: any ClientTransport = AsyncHTTPClientTransport()) {
+        let credential = Data("\(appKey):\(serverSecret)".utf8).base64EncodedString()
+        client = Client(
+            serverURL: serverURL,
+            transport: transport,
+            middlewares: [AuthorizationMiddleware(value: "Basic \(credential)"), ProblemMiddleware()]
+        )
+    }
+
+    /// Checks the credential; returns the app and which server secret version matched.
+    public func whoami() async throws -> Components.Schemas.BackendIdentity {
+        try await unwrapping { try await client.backendWhoami().ok.body.json }
+    }
+}

@@ -1,0 +1,32 @@
+/// Why the domain refused an input or an operation. One error type for Core; the server maps each
+/// code to its HTTP status and problem type once.
+public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, CaseIterable {
+        case invalidAppName = "invalid_app_name"
+        case invalidPlatforms = "invalid_platforms"
+        case invalidAppKey = "invalid_app_key"
+        case invalidEventID = "invalid_event_id"
+        case invalidEventName = "invalid_event_name"
+        case invalidOverlap = "invalid_overlap"
+        case invalidSecretKind = "invalid_secret_kind"
+        case invalidTokenName = "invalid_token_name"
+        case invalidPageSize = "invalid_page_size"
+        case appDisabled = "app_disabled"
+        case masterKeyInvalid = "master_key_invalid"
+        case sealedSecretUnreadable = "sealed_secret_unreadable"
+    }
+
+    public let code: Code
+    /// A sentence for a human, safe to return to the caller (never contains a secret).
+    public let detail: String
+    /// The request field the error is about, when there is one.
+    public let field: String?
+
+    public init(_ code: Code, _ detail: String, field: String? = nil) {
+        self.code = code
+        self.detail = detail
+        self.field = field
+    }
+
+    public var description: String { "\(code.rawValue): \(detail)" }
+}

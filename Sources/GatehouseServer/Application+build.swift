@@ -1,0 +1,97 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import Hummingbird
+import Logging
+import Prometheus
+
+/// Builds the whole service from its configuration: the store, the routes, the middleware. `gatehouse
+/// serve` runs what this returns; tests call it too.
+public func buildApplication(
+    _ configuration: GatehouseConfiguration,
+    clock: any GatehouseClock = SystemClock(),
+    logger baseLogger: Logger? = nil
+) async throws -> some ApplicationProtocol {
+    var logger = baseLogger ?? Logger(label: "gatehouse")
+    logger.logLevel = configuration.logLevel
+
+    let (box, generatedKeyPath) = try configuration.loadSecretBox()
+    if let generatedKeyPath {
+        logger.warning(
+            "generated a development master key; set GATEHOUSE_MASTER_KEY in production",
+            metadata: ["path": .string(generatedKeyPath)]
+        )
+    }
+    logger.info("opening store", metadata: ["location": .string(configuration.storeLocation.description)])
+    let storeService = try await StoreService.open(
+        configuration.storeLocation,
+        maximumConnections: configuration.databaseMaxConnections,
+        logger: logger
+    )
+    let store = storeService.store
+    let registry = PrometheusCollectorRegistry()
+    let operations = AppOperations(store: store, box: box, clock: clock)
+
+    let router = Router(context: GatehouseRequestContext.self)
+    var routes = RouteRegistrar()
+    HealthController(store: store, registry: registry).register(on: &routes)
+    AdminAppsController(operations: operations, clock: clock).register(on: &routes)
+    BackendController(operations: operations).register(on: &routes)
+
+    router.addMiddleware {
+        RequestIDMiddleware()
+        MetricsMiddleware(registry: registry)
+        ProblemMiddleware(routes: routes.table)
+        ClientAddressMiddleware(trustedProxies: configuration.trustedProxies, maxBodyBytes: configuration.maxBodyBytes)
+        AdminAuthMiddleware(tokens: store, clock: clock)
+    }
+    routes.install(on: router)
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.hostname, port: configuration.port), serverName: "gatehouse"),
+        services: [storeService],
+        logger: logger
+    )
+    let isDevelopmentDefault = configuration.databaseURL == nil
+    let startLogger = logger
+    app.beforeServerStarts {
+        try await prepareStore(store, box: box, migrate: configuration.migrateAtStart, logger: startLogger)
+        if isDevelopmentDefault {
+            try await printDevelopmentAdminToken(store: store, clock: clock)
+        }
+    }
+    return app
+}
+
+/// Migrates if asked, then checks the master key against the database's stored check value.
+public func prepareStore(_ store: SQLStore, box: SecretBox, migrate: Bool, logger: Logger) async throws {
+    if migrate {
+        let applied = try await store.migrate()
+        if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
+    }
+    let pending = try await store.pendingMigrations()
+    guard pending.isEmpty else {
+        logger.warning("schema is behind this build; /health/ready answers 503 until `gatehouse migrate` runs", metadata: ["pending": "\(pending)"])
+        return
+    }
+    try box.verifyKeyCheck(try await store.masterKeyCheck(orInsert: box.makeKeyCheck()))
+}
+
+/// In the zero-configuration SQLite mode, the first start prints an admin token so that a newcomer
+/// can call the admin API at once. Printed to the terminal, not logged.
+private func printDevelopmentAdminToken(store: SQLStore, clock: any GatehouseClock) async throws {
+    guard try await !store.hasAdminTokens() else { return }
+    let token = try await AdminTokenOperations(store: store, clock: clock).create(
+        name: "dev",
+        origin: ChangeOrigin(actor: Actor(kind: .cli, name: "serve"), requestID: nil, sourceAddress: nil)
+    )
+    let banner = """
+
+        ==> Development admin token (shown once; create more with `gatehouse admin-token create --name NAME`):
+            \(token)
+
+
+        """
+    FileHandle.standardOutput.write(Data(banner.utf8))
+}

@@ -1,0 +1,133 @@
+import Configuration
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import Logging
+
+/// Everything the service reads at start, once. This doc comment is the configuration reference:
+/// each key is given as its environment variable; `gatehouse serve` flags override the first two.
+///
+/// - `GATEHOUSE_HOSTNAME` (string, default `127.0.0.1`, flag `--hostname`): address to listen on.
+/// - `GATEHOUSE_PORT` (int, default `8080`, flag `--port`): port to listen on; 0 picks a free one.
+/// - `GATEHOUSE_DATABASE_URL` (string, secret, optional): `postgres://user:password@host:5432/db?sslmode=...`.
+///   When absent, the embedded SQLite file `gatehouse.sqlite` in the data directory is used.
+/// - `GATEHOUSE_DATABASE_MAX_CONNECTIONS` (int, default `20`): PostgreSQL pool size per instance.
+/// - `GATEHOUSE_DATA_DIR` (string, default `./gatehouse-data`): where the SQLite file and a development
+///   master key live.
+/// - `GATEHOUSE_MASTER_KEY` (string, secret, optional): base64 of 32 random bytes; seals app secrets.
+/// - `GATEHOUSE_MASTER_KEY_FILE` (string, optional): a file holding that base64 key instead.
+///   With neither set, SQLite mode generates `master.key` in the data directory (with a warning);
+///   PostgreSQL mode refuses to start.
+/// - `GATEHOUSE_MIGRATE_AT_START` (bool, default `false` with PostgreSQL, `true` with SQLite): apply
+///   pending migrations before listening. Otherwise run `gatehouse migrate`.
+/// - `GATEHOUSE_LOG_LEVEL` (string, default `info`): trace, debug, info, notice, warning, error, critical.
+/// - `GATEHOUSE_TRUSTED_PROXIES` (string, default empty): comma-separated CIDRs whose
+///   `X-Forwarded-For` is believed, e.g. `10.0.0.0/8,fd00::/8`.
+/// - `GATEHOUSE_MAX_BODY_BYTES` (int, default `65536`): larger request bodies get 413.
+public struct GatehouseConfiguration: Sendable {
+    public var hostname: String
+    public var port: Int
+    public var databaseURL: String?
+    public var databaseMaxConnections: Int
+    public var dataDirectory: String
+    public var masterKey: String?
+    public var masterKeyFile: String?
+    public var migrateAtStart: Bool
+    public var logLevel: Logger.Level
+    public var trustedProxies: [CIDR]
+    public var maxBodyBytes: Int
+
+    public init(
+        hostname: String = "127.0.0.1",
+        port: Int = 8080,
+        databaseURL: String? = nil,
+        databaseMaxConnections: Int = 20,
+        dataDirectory: String = "./gatehouse-data",
+        masterKey: String? = nil,
+        masterKeyFile: String? = nil,
+        migrateAtStart: Bool? = nil,
+        logLevel: Logger.Level = .info,
+        trustedProxies: [CIDR] = [],
+        maxBodyBytes: Int = 65_536
+    ) {
+        self.hostname = hostname
+        self.port = port
+        self.databaseURL = databaseURL
+        self.databaseMaxConnections = databaseMaxConnections
+        self.dataDirectory = dataDirectory
+        self.masterKey = masterKey
+        self.masterKeyFile = masterKeyFile
+        self.migrateAtStart = migrateAtStart ?? (databaseURL == nil)
+        self.logLevel = logLevel
+        self.trustedProxies = trustedProxies
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// Reads the keys above from `reader` (scoped so that `database.url` is `GATEHOUSE_DATABASE_URL`).
+    public init(reader: ConfigReader) throws(ConfigurationError) {
+        let gatehouse = reader.scoped(to: "gatehouse")
+        let levelText = gatehouse.string(forKey: "log.level", default: "info")
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw ConfigurationError("GATEHOUSE_LOG_LEVEL '\(levelText)' is not a log level")
+        }
+        var proxies: [CIDR] = []
+        for text in gatehouse.string(forKey: "trusted.proxies", default: "").split(separator: ",") {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let cidr = CIDR(trimmed) else { throw ConfigurationError("GATEHOUSE_TRUSTED_PROXIES: '\(trimmed)' is not a CIDR") }
+            proxies.append(cidr)
+        }
+        let port = gatehouse.int(forKey: "port", default: 8080)
+        guard (0...65535).contains(port) else { throw ConfigurationError("GATEHOUSE_PORT \(port) is not a port") }
+        let databaseURL = gatehouse.string(forKey: "database.url", isSecret: true)
+        self.init(
+            hostname: gatehouse.string(forKey: "hostname", default: "127.0.0.1"),
+            port: port,
+            databaseURL: databaseURL?.isEmpty == true ? nil : databaseURL,
+            databaseMaxConnections: gatehouse.int(forKey: "database.max.connections", default: 20),
+            dataDirectory: gatehouse.string(forKey: "data.dir", default: "./gatehouse-data"),
+            masterKey: gatehouse.string(forKey: "master.key", isSecret: true),
+            masterKeyFile: gatehouse.string(forKey: "master.key.file"),
+            migrateAtStart: gatehouse.bool(forKey: "migrate.at.start"),
+            logLevel: level,
+            trustedProxies: proxies,
+            maxBodyBytes: gatehouse.int(forKey: "max.body.bytes", default: 65_536)
+        )
+    }
+
+    public var storeLocation: StoreLocation {
+        if let databaseURL { return .postgres(url: databaseURL) }
+        return .sqlite(path: (dataDirectory as NSString).appendingPathComponent("gatehouse.sqlite"))
+    }
+
+    /// The master key from the environment or its file; in SQLite mode, one generated on first start.
+    /// - Returns: the box, and whether the key was generated just now (the caller warns).
+    public func loadSecretBox() throws -> (box: SecretBox, generatedAt: String?) {
+        if let masterKey {
+            return (try SecretBox(base64MasterKey: masterKey), nil)
+        }
+        if let masterKeyFile {
+            guard let text = try? String(contentsOfFile: masterKeyFile, encoding: .utf8) else {
+                throw ConfigurationError("GATEHOUSE_MASTER_KEY_FILE \(masterKeyFile) cannot be read")
+            }
+            return (try SecretBox(base64MasterKey: text), nil)
+        }
+        guard databaseURL == nil else {
+            throw ConfigurationError("With PostgreSQL, set GATEHOUSE_MASTER_KEY or GATEHOUSE_MASTER_KEY_FILE (base64 of 32 bytes)")
+        }
+        let path = (dataDirectory as NSString).appendingPathComponent("master.key")
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            return (try SecretBox(base64MasterKey: text), nil)
+        }
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        let key = SecretBox.generateBase64MasterKey()
+        guard FileManager.default.createFile(atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { throw ConfigurationError("cannot write a development master key to \(path)") }
+        return (try SecretBox(base64MasterKey: key), path)
+    }
+}
+
+/// A configuration value that cannot be used; the message names the key, never a secret value.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,95 @@
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+
+/// `/v1/admin/apps...`: apps, their secrets and events. Handlers translate HTTP to operations and back.
+struct AdminAppsController {
+    let operations: AppOperations
+    let clock: any GatehouseClock
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.post, "/v1/admin/apps") { request, context in
+            let body = try await JSONBody.decode(Components.Schemas.AppCreateRequest.self, from: request, context: context)
+            let created = try await operations.create(
+                name: body.name, platforms: body.platforms.map(\.rawValue), origin: try context.origin()
+            )
+            let response = Components.Schemas.AppCreated(
+                app: .init(created.app), secretKey: created.secretKey, serverSecret: created.serverSecret
+            )
+            return try JSONBody.response(response, status: .created)
+        }
+        routes.on(.get, "/v1/admin/apps") { request, _ in
+            let query = request.uri.queryParameters
+            let page = try await operations.list(after: query.get("after"), limit: try Query.int(query, "limit"))
+            return try JSONBody.response(Components.Schemas.AppPage(items: page.apps.map(Components.Schemas.App.init), nextAfter: page.nextAfter?.rawValue))
+        }
+        routes.on(.get, "/v1/admin/apps/:appKey") { _, context in
+            let view = try await operations.view(try Query.appKey(context))
+            let now = clock.now()
+            return try JSONBody.response(
+                Components.Schemas.AppDetails(
+                    app: .init(view.app),
+                    secrets: view.secrets.map { .init($0, now: now) },
+                    events: view.events.map(Components.Schemas.Event.init)
+                )
+            )
+        }
+        routes.on(.post, "/v1/admin/apps/:appKey/disable") { _, context in
+            try JSONBody.response(Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .disabled, origin: try context.origin())))
+        }
+        routes.on(.post, "/v1/admin/apps/:appKey/enable") { _, context in
+            try JSONBody.response(Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .active, origin: try context.origin())))
+        }
+        routes.on(.post, "/v1/admin/apps/:appKey/secrets/:kind/rotate") { request, context in
+            let body = try await JSONBody.decode(
+                Components.Schemas.RotateSecretRequest.self, from: request, context: context, whenEmpty: .init()
+            )
+            let rotated = try await operations.rotate(
+                try Query.appKey(context), kind: context.parameters.get("kind") ?? "", overlapSeconds: body.overlapSeconds,
+                origin: try context.origin()
+            )
+            return try JSONBody.response(
+                Components.Schemas.RotatedSecret(
+                    kind: .init(rotated.secret.stored.kind),
+                    version: rotated.secret.stored.version,
+                    secret: rotated.secret.plaintext,
+                    previousRetiresAt: rotated.previousRetiresAt
+                )
+            )
+        }
+        routes.on(.post, "/v1/admin/apps/:appKey/events") { request, context in
+            let body = try await JSONBody.decode(Components.Schemas.EventCreateRequest.self, from: request, context: context)
+            let event = try await operations.registerEvent(
+                try Query.appKey(context), eventID: body.eventId, name: body.name, origin: try context.origin()
+            )
+            return try JSONBody.response(Components.Schemas.Event(event), status: .created)
+        }
+        routes.on(.get, "/v1/admin/apps/:appKey/events") { _, context in
+            let events = try await operations.events(try Query.appKey(context))
+            return try JSONBody.response(Components.Schemas.EventList(items: events.map(Components.Schemas.Event.init)))
+        }
+        routes.on(.get, "/v1/admin/audit") { request, _ in
+            let query = request.uri.queryParameters
+            let before = try Query.int(query, "before").map(Int64.init)
+            if let before, before < 1 { throw Problem.badParameter("before", "before is a sequence number, 1 or more.") }
+            let page = try await operations.audit(before: before, appKey: query.get("appKey"), limit: try Query.int(query, "limit"))
+            return try JSONBody.response(
+                Components.Schemas.AuditPage(items: try page.records.map(Components.Schemas.AuditEntry.init), nextBefore: page.nextBefore)
+            )
+        }
+    }
+}
+
+/// Reading path and query parameters, with a 400 problem for anything unreadable.
+enum Query {
+    static func int(_ query: Parameters, _ name: String) throws -> Int? {
+        guard let text = query.get(name) else { return nil }
+        guard let value = Int(text) else { throw Problem.badParameter(name, "\(name) must be an integer.") }
+        return value
+    }
+
+    static func appKey(_ context: GatehouseRequestContext) throws -> String {
+        guard let appKey = context.parameters.get("appKey") else { throw Problem.badParameter("appKey", "appKey is missing.") }
+        return appKey
+    }
+}

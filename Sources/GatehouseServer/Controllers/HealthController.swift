@@ -1,0 +1,73 @@
+import GatehouseAPI
+import GatehouseStore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// Liveness, readiness (the database answers and no migration is pending) and Prometheus metrics.
+struct HealthController {
+    let store: any GatehouseStore
+    let registry: PrometheusCollectorRegistry
+
+    static var poolInUse: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse", subsystem: "db_pool", metricName: "in_use", unitName: "",
+            helpText: "Database operations holding a pooled connection right now."
+        )
+    }
+    static var poolCapacity: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse", subsystem: "db_pool", metricName: "capacity", unitName: "",
+            helpText: "Most connections this instance's pool opens."
+        )
+    }
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/health/live") { _, _ in
+            try JSONBody.response(Components.Schemas.Liveness(status: .ok))
+        }
+        routes.on(.get, "/health/ready") { _, _ in try await ready() }
+        routes.on(.get, "/metrics") { _, _ in metrics() }
+    }
+
+    private func ready() async throws -> Response {
+        do {
+            try await store.ping()
+            let pending = try await store.pendingMigrations()
+            guard pending.isEmpty else {
+                throw Problem(
+                    .serviceUnavailable,
+                    code: "migrations_pending",
+                    title: "Schema behind",
+                    detail: "Migrations \(pending.map(String.init).joined(separator: ", ")) are pending; run `gatehouse migrate`."
+                )
+            }
+            let applied = try await store.appliedMigrations()
+            return try JSONBody.response(
+                Components.Schemas.Readiness(
+                    status: .ok,
+                    database: store.dialect == .postgres ? .postgres : .sqlite,
+                    schemaVersion: applied.last ?? 0
+                )
+            )
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw Problem.databaseUnavailable()
+        }
+    }
+
+    private func metrics() -> Response {
+        let usage = store.poolUsage
+        registry.makeGauge(descriptor: Self.poolInUse).set(Double(usage.inUse))
+        registry.makeGauge(descriptor: Self.poolCapacity).set(Double(usage.capacity))
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: buffer))
+        )
+    }
+}

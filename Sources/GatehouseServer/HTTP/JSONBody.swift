@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Reads and writes JSON bodies with the generated API types, turning every way a body can be wrong
+/// into a specific problem instead of a 500.
+enum JSONBody {
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Decodes the body as `T`. An absent body decodes as `whenEmpty` if given (optional request bodies).
+    static func decode<T: Decodable>(
+        _ type: T.Type,
+        from request: Request,
+        context: GatehouseRequestContext,
+        whenEmpty: T? = nil
+    ) async throws -> T {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: context.maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            throw Problem(
+                .contentTooLarge,
+                code: "body_too_large",
+                title: "Body too large",
+                detail: "Request bodies are limited to \(context.maxBodyBytes) bytes."
+            )
+        }
+        if buffer.readableBytes == 0, let whenEmpty { return whenEmpty }
+        if let contentType = request.headers[.contentType] {
+            let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard mediaType == "application/json" else {
+                throw Problem(
+                    .unsupportedMediaType,
+                    code: "unsupported_media_type",
+                    title: "Unsupported media type",
+                    detail: "Send the body as application/json."
+                )
+            }
+        } else if buffer.readableBytes > 0 {
+            throw Problem(.unsupportedMediaType, code: "unsupported_media_type", title: "Unsupported media type", detail: "Send Content-Type: application/json.")
+        }
+        let data = Data(buffer: buffer)
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw problem(for: error)
+        } catch {
+            throw Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
+        }
+    }
+
+    static func problem(for error: DecodingError) -> Problem {
+        func path(_ codingPath: [any CodingKey]) -> String? {
+            codingPath.isEmpty ? nil : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
+        case .dataCorrupted(let context) where context.debugDescription.hasPrefix("Additional properties are disabled"):
+            let field = path(context.codingPath)
+            return Problem(.badRequest, code: "unknown_field", title: "Unknown field", detail: "Field '\(field ?? "")' is not part of this request.", field: field)
+        case .dataCorrupted(let context):
+            return Problem(.badRequest, code: "invalid_body", title: "Invalid body", detail: context.debugDescription, field: path(context.codingPath))
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath + [key])
+            return Problem(.badRequest, code: "invalid_body", title: "Invalid body", detail: "Missing field '\(field ?? key.stringValue)'.", field: field)
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            let field = path(context.codingPath)
+            return Problem(
+                .badRequest,
+                code: "invalid_body",
+                title: "Invalid body",
+                detail: "Field '\(field ?? "(body)")' must be \(describe(type)).",
+                field: field
+            )
+        @unknown default:
+            return Problem(.badRequest, code: "invalid_body", title: "Invalid body", detail: "The body does not match the schema.")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "a boolean"
+        default: "of the documented type"
+        }
+    }
+
+    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try encoder.encode(value)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import HTTPTypes
+import Hummingbird
+
+/// An RFC 9457 problem, Gatehouse's one HTTP error. It renders itself as `application/problem+json`
+/// with a stable `code`; `type` is `urn:gatehouse:problem:<code>`. docs/errors.md lists every code.
+public struct Problem: HTTPResponseError, Equatable {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let title: String
+    public let detail: String?
+    public let field: String?
+    public var extraHeaders: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, code: String, title: String, detail: String? = nil, field: String? = nil) {
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail
+        self.field = field
+        self.extraHeaders = [:]
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var body: [String: Any] = [
+            "type": "urn:gatehouse:problem:\(code)",
+            "title": title,
+            "status": Int(status.code),
+            "code": code,
+        ]
+        if let detail { body["detail"] = detail }
+        if let field { body["field"] = field }
+        if let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey] {
+            body["requestId"] = requestID.description
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        var headers = extraHeaders
+        headers[.contentType] = "application/problem+json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension Problem {
+    static func internalError() -> Problem {
+        Problem(.internalServerError, code: "internal_error", title: "Internal error", detail: "The request id identifies the logged cause.")
+    }
+
+    static func databaseUnavailable() -> Problem {
+        Problem(.serviceUnavailable, code: "database_unavailable", title: "Database unavailable", detail: "Try again shortly.")
+    }
+
+    static func appNotFound(_ appKey: String) -> Problem {
+        Problem(.notFound, code: "app_not_found", title: "App not found", detail: "No app has appKey '\(appKey)'.", field: "appKey")
+    }
+
+    static func badParameter(_ name: String, _ detail: String) -> Problem {
+        Problem(.badRequest, code: "invalid_parameter", title: "Invalid parameter", detail: detail, field: name)
+    }
+
+    static func unauthorized(code: String, detail: String, challenge: String) -> Problem {
+        var problem = Problem(.unauthorized, code: code, title: "Unauthorized", detail: detail)
+        problem.extraHeaders[.wwwAuthenticate] = challenge
+        return problem
+    }
+
+    /// The domain's refusals: bad input is 400, a state that forbids the change is 409.
+    init(_ error: DomainError) {
+        switch error.code {
+        case .appDisabled:
+            self.init(.conflict, code: error.code.rawValue, title: "App disabled", detail: error.detail, field: error.field)
+        case .masterKeyInvalid, .sealedSecretUnreadable:
+            self = .internalError()
+        default:
+            self.init(.badRequest, code: error.code.rawValue, title: "Invalid request", detail: error.detail, field: error.field)
+        }
+    }
+
+    /// Store failures that reach a handler without a more specific meaning.
+    init(_ error: StoreError) {
+        switch error {
+        case .notFound(let what):
+            self.init(.notFound, code: "not_found", title: "Not found", detail: what)
+        case .conflict:
+            self.init(.conflict, code: "concurrent_change", title: "Conflict", detail: "Another change came first; read and try again.")
+        case .unavailable:
+            self = .databaseUnavailable()
+        case .corruptRow, .migrationFailed:
+            self = .internalError()
+        }
+    }
+}

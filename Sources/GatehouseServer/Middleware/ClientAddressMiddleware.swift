@@ -1,0 +1,24 @@
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Works out the client's address once, believing `X-Forwarded-For` only from trusted proxies.
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = GatehouseRequestContext
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+
+    let trustedProxies: [CIDR]
+    let maxBodyBytes: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.maxBodyBytes = maxBodyBytes
+        context.clientAddress = ClientAddress.resolve(
+            peer: context.remoteAddress?.ipAddress,
+            forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ","),
+            trustedProxies: trustedProxies
+        )
+        return try await next(request, context)
+    }
+}

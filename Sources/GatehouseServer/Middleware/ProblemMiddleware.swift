@@ -1,0 +1,61 @@
+import GatehouseCore
+import GatehouseStore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Maps every error that escapes a handler to a `Problem`, once, so handlers never build error
+/// responses. Anything unexpected is logged with the request id and becomes a bare 500.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = GatehouseRequestContext
+    let routes: RouteTable
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let problem as Problem {
+            throw problem
+        } catch let error as DomainError {
+            if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
+                context.logger.error("secret unreadable", metadata: ["error": "\(error)"])
+            }
+            throw Problem(error)
+        } catch let error as StoreError {
+            if case .conflict = error {} else if case .notFound = error {} else {
+                context.logger.error("store failure", metadata: ["error": "\(error)"])
+            }
+            throw Problem(error)
+        } catch let error as HTTPError {
+            throw problem(for: error.status, request: request)
+        } catch let error as any HTTPResponseError {
+            throw problem(for: error.status, request: request)
+        } catch {
+            context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            throw Problem.internalError()
+        }
+    }
+
+    private func problem(for status: HTTPResponse.Status, request: Request) -> Problem {
+        switch status {
+        case .notFound:
+            let allowed = routes.methods(matching: request.uri.path)
+            guard !allowed.isEmpty else {
+                return Problem(.notFound, code: "route_not_found", title: "Not found", detail: "No endpoint at this path.")
+            }
+            var problem = Problem(
+                .methodNotAllowed,
+                code: "method_not_allowed",
+                title: "Method not allowed",
+                detail: "This path accepts \(allowed.joined(separator: ", "))."
+            )
+            problem.extraHeaders[.allow] = allowed.joined(separator: ", ")
+            return problem
+        case .contentTooLarge:
+            return Problem(.contentTooLarge, code: "body_too_large", title: "Body too large")
+        case .badRequest:
+            return Problem(.badRequest, code: "bad_request", title: "Bad request")
+        default:
+            return Problem(status, code: "http_\(status.code)", title: status.reasonPhrase)
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Atomics
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// PostgreSQL through PostgresNIO's `PostgresClient` pool.
+final class PostgresDatabase: SQLDatabase {
+    /// Taken for the whole of a migration run, so two instances starting at once apply each migration once.
+    static let migrationLockKey: Int64 = 0x6761_7465_686f_7573  // "gatehous"
+
+    let client: PostgresClient
+    let logger: Logger
+    private let inFlight = ManagedAtomic<Int>(0)
+    private let capacity: Int
+
+    var dialect: SQLDialect { .postgres }
+
+    init(client: PostgresClient, capacity: Int, logger: Logger) {
+        self.client = client
+        self.capacity = capacity
+        self.logger = logger
+    }
+
+    var usage: PoolUsage { PoolUsage(inUse: inFlight.load(ordering: .relaxed), capacity: capacity) }
+
+    private func counted<T>(_ body: () async throws -> T) async rethrows -> T {
+        inFlight.wrappingIncrement(ordering: .relaxed)
+        defer { inFlight.wrappingDecrement(ordering: .relaxed) }
+        return try await body()
+    }
+
+    @discardableResult
+    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        do {
+            return try await counted {
+                try await Self.run(sql, binds) { try await client.query($0, logger: logger) }
+            }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        do {
+            return try await counted {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await body(PostgresConnectionDatabase(connection: connection, logger: logger))
+                }
+            }
+        } catch let error as PostgresTransactionError {
+            throw Self.translate(error.closureError ?? error.beginError ?? error.commitError ?? error)
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in
+                let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
+                try await pinned.query("SELECT pg_advisory_lock($1)", [.int(Self.migrationLockKey)])
+                do {
+                    let result = try await body(pinned)
+                    try await pinned.query("SELECT pg_advisory_unlock($1)", [.int(Self.migrationLockKey)])
+                    return result
+                } catch {
+                    _ = try? await pinned.query("SELECT pg_advisory_unlock($1)", [.int(Self.migrationLockKey)])
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    static func run(
+        _ sql: String,
+        _ binds: [SQLValue],
+        _ execute: (PostgresQuery) async throws -> PostgresRowSequence
+    ) async throws -> [SQLRow] {
+        var bindings = PostgresBindings(capacity: binds.count)
+        for bind in binds {
+            switch bind {
+            case .text(let text): bindings.append(text)
+            case .int(let int): bindings.append(int)
+            case .bytes(let bytes): bindings.append(ByteBuffer(bytes: bytes))
+            case .uuid(let uuid): bindings.append(uuid)
+            case .date(let date): bindings.append(date)
+            case .null: bindings.appendNull()
+            }
+        }
+        let rows = try await execute(PostgresQuery(unsafeSQL: sql, binds: bindings)).collect()
+        return try rows.map(Self.decode)
+    }
+
+    private static func decode(_ row: PostgresRow) throws -> SQLRow {
+        var values: [String: SQLValue] = [:]
+        for cell in row {
+            guard cell.bytes != nil else {
+                values[cell.columnName] = .null
+                continue
+            }
+            switch cell.dataType {
+            case .text, .varchar, .name, .bpchar:
+                values[cell.columnName] = .text(try cell.decode(String.self))
+            case .int2, .int4, .int8:
+                values[cell.columnName] = .int(try cell.decode(Int64.self))
+            case .bytea:
+                var buffer = try cell.decode(ByteBuffer.self)
+                values[cell.columnName] = .bytes(buffer.readBytes(length: buffer.readableBytes) ?? [])
+            case .uuid:
+                values[cell.columnName] = .uuid(try cell.decode(UUID.self))
+            case .timestamptz, .timestamp:
+                values[cell.columnName] = .date(try cell.decode(Date.self))
+            case .jsonb, .json:
+                values[cell.columnName] = .text(try cell.decode(String.self))
+            default:
+                throw StoreError.corruptRow("column \(cell.columnName) has unexpected type \(cell.dataType)")
+            }
+        }
+        return SQLRow(values: values)
+    }
+
+    static func translate(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PSQLError {
+            if let state = error.serverInfo?[.sqlState] {
+                let detail = error.serverInfo?[.constraintName] ?? error.serverInfo?[.message] ?? state
+                // Class 23: integrity constraint violations. The write did not happen.
+                if state.hasPrefix("23") { return .conflict(detail) }
+                return .unavailable("SQLSTATE \(state): \(error.serverInfo?[.message] ?? "")")
+            }
+            return .unavailable(String(describing: error.code))
+        }
+        return .unavailable(String(describing: type(of: error)))
+    }
+}
+
+/// One connection, already inside a transaction or holding the migration lock.
+struct PostgresConnectionDatabase: SQLDatabase {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    var dialect: SQLDialect { .postgres }
+    var usage: PoolUsage { PoolUsage(inUse: 1, capacity: 1) }
+
+    @discardableResult
+    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        do {
+            return try await PostgresDatabase.run(sql, binds) { try await connection.query($0, logger: logger) }
+        } catch {
+            throw PostgresDatabase.translate(error)
+        }
+    }
+
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        do {
+            return try await connection.withTransaction(logger: logger) { _ in try await body(self) }
+        } catch let error as PostgresTransactionError {
+            throw PostgresDatabase.translate(error.closureError ?? error.beginError ?? error.commitError ?? error)
+        }
+    }
+
+    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await body(self)
+    }
+}

@@ -1,0 +1,27 @@
+/// The little a store needs from a database: run one statement, run several atomically, and hold the
+/// migration lock. Implemented once for PostgreSQL and once for SQLite.
+protocol SQLDatabase: Sendable {
+    var dialect: SQLDialect { get }
+
+    /// Runs one statement. SQL text is always a literal in the store's code; values only travel as binds.
+    @discardableResult
+    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow]
+
+    /// Runs `body` in one transaction: all of its writes land, or none.
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+
+    /// Runs `body` holding the cluster-wide migration lock, on one pinned connection.
+    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+
+    /// Database operations running right now, and how many can run at once (for the pool gauge).
+    var usage: PoolUsage { get }
+}
+
+public enum SQLDialect: String, Sendable {
+    case postgres, sqlite
+}
+
+public struct PoolUsage: Sendable, Equatable {
+    public let inUse: Int
+    public let capacity: Int
+}

@@ -1,0 +1,82 @@
+import Foundation
+import GatehouseCore
+
+extension SQLStore: AdminTokenStore {
+    public func createAdminToken(_ token: AdminToken, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                "INSERT INTO admin_tokens (token_id, name, token_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5)",
+                [.uuid(token.id), .text(token.name), .bytes(token.hash), .date(token.createdAt), .optional(token.revokedAt)]
+            )
+        }
+    }
+
+    public func adminToken(withHash hash: [UInt8]) async throws(StoreError) -> AdminToken? {
+        try await database.query("SELECT * FROM admin_tokens WHERE token_hash = $1", [.bytes(hash)]).first.map(Self.adminToken)
+    }
+
+    public func listAdminTokens() async throws(StoreError) -> [AdminToken] {
+        try await database.query("SELECT * FROM admin_tokens ORDER BY name", []).map(Self.adminToken)
+    }
+
+    public func revokeAdminToken(named name: String, at now: Date, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            let rows = try await transaction.query(
+                "UPDATE admin_tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING token_id",
+                [.date(now), .text(name)]
+            )
+            guard !rows.isEmpty else { throw StoreError.notFound("no live admin token named '\(name)'") }
+        }
+    }
+
+    public func hasAdminTokens() async throws(StoreError) -> Bool {
+        !(try await database.query("SELECT token_id FROM admin_tokens LIMIT 1", [])).isEmpty
+    }
+
+    static func adminToken(_ row: SQLRow) throws(StoreError) -> AdminToken {
+        AdminToken(
+            id: try row.uuid("token_id"),
+            name: try row.text("name"),
+            hash: try row.bytes("token_hash"),
+            createdAt: try row.date("created_at"),
+            revokedAt: try row.optionalDate("revoked_at")
+        )
+    }
+}
+
+extension SQLStore: AuditLog {
+    public func auditRecords(before: Int64?, appID: AppID?, limit: Int) async throws(StoreError) -> [AuditRecord] {
+        let rows: [SQLRow]
+        if let appID {
+            rows = try await database.query(
+                "SELECT * FROM audit_log WHERE seq < $1 AND app_id = $2 ORDER BY seq DESC LIMIT $3",
+                [.int(before ?? Int64.max), .uuid(appID.rawValue), .int(Int64(limit))]
+            )
+        } else {
+            rows = try await database.query(
+                "SELECT * FROM audit_log WHERE seq < $1 ORDER BY seq DESC LIMIT $2",
+                [.int(before ?? Int64.max), .int(Int64(limit))]
+            )
+        }
+        return try rows.map { row throws(StoreError) in
+            let actorText = try row.text("actor")
+            let parts = actorText.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let kind = Actor.Kind(rawValue: parts[0]) else { throw .corruptRow("audit actor '\(actorText)'") }
+            return AuditRecord(
+                sequence: try row.int("seq"),
+                entry: AuditEntry(
+                    occurredAt: try row.date("occurred_at"),
+                    actor: Actor(kind: kind, name: parts[1]),
+                    action: try row.text("action"),
+                    targetType: try row.text("target_type"),
+                    targetID: try row.text("target_id"),
+                    appID: try row.optionalUUID("app_id").map(AppID.init),
+                    before: try Self.decodeSnapshot(try row.optionalText("before_state")),
+                    after: try Self.decodeSnapshot(try row.optionalText("after_state")),
+                    requestID: try row.optionalText("request_id"),
+                    sourceAddress: try row.optionalText("source_address")
+                )
+            )
+        }
+    }
+}

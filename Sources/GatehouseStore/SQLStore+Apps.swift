@@ -1,0 +1,125 @@
+import Foundation
+import GatehouseCore
+
+extension SQLStore: AppStore {
+    public func createApp(_ app: App, secrets: [SealedSecret], audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                """
+                INSERT INTO apps (app_id, app_key, name, platforms, status, created_at, updated_at)
+                VALUES ($1, $2, $3, $4, $5, $6, $7)
+                """,
+                [
+                    .uuid(app.id.rawValue), .text(app.appKey.rawValue), .text(app.name),
+                    .text(app.platforms.map(\.rawValue).joined(separator: ",")), .text(app.status.rawValue),
+                    .date(app.createdAt), .date(app.updatedAt),
+                ]
+            )
+            for secret in secrets {
+                try await Self.insertSecret(secret, in: transaction)
+            }
+        }
+    }
+
+    public func app(withKey appKey: AppKey) async throws(StoreError) -> App? {
+        try await database.query("SELECT * FROM apps WHERE app_key = $1", [.text(appKey.rawValue)]).first.map(Self.app)
+    }
+
+    public func listApps(after: AppKey?, limit: Int) async throws(StoreError) -> [App] {
+        try await database.query(
+            "SELECT * FROM apps WHERE app_key > $1 ORDER BY app_key LIMIT $2",
+            [.text(after?.rawValue ?? ""), .int(Int64(limit))]
+        ).map(Self.app)
+    }
+
+    public func changeStatus(of app: App, from: AppStatus, to updated: App, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            let rows = try await transaction.query(
+                "UPDATE apps SET status = $1, updated_at = $2 WHERE app_id = $3 AND status = $4 RETURNING app_id",
+                [.text(updated.status.rawValue), .date(updated.updatedAt), .uuid(app.id.rawValue), .text(from.rawValue)]
+            )
+            guard !rows.isEmpty else { throw StoreError.conflict("app \(app.appKey) changed concurrently") }
+        }
+    }
+
+    public func secrets(of appID: AppID) async throws(StoreError) -> [SealedSecret] {
+        try await database.query(
+            "SELECT * FROM app_secrets WHERE app_id = $1 ORDER BY kind, version",
+            [.uuid(appID.rawValue)]
+        ).map { row throws(StoreError) in
+            guard let kind = SecretKind(rawValue: try row.text("kind")) else { throw .corruptRow("unknown secret kind") }
+            return SealedSecret(
+                appID: AppID(try row.uuid("app_id")),
+                kind: kind,
+                version: Int(try row.int("version")),
+                sealed: try row.bytes("sealed"),
+                createdAt: try row.date("created_at"),
+                retiresAt: try row.optionalDate("retires_at")
+            )
+        }
+    }
+
+    public func rotateSecret(_ secret: SealedSecret, retirements: [Int: Date], audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await Self.insertSecret(secret, in: transaction)
+            for (version, retiresAt) in retirements {
+                try await transaction.query(
+                    "UPDATE app_secrets SET retires_at = $1 WHERE app_id = $2 AND kind = $3 AND version = $4",
+                    [.date(retiresAt), .uuid(secret.appID.rawValue), .text(secret.kind.rawValue), .int(Int64(version))]
+                )
+            }
+        }
+    }
+
+    public func registerEvent(_ event: RegisteredEvent, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                "INSERT INTO app_events (app_id, event_id, name, created_at) VALUES ($1, $2, $3, $4)",
+                [.uuid(event.appID.rawValue), .int(Int64(event.eventID.rawValue)), .text(event.name), .date(event.createdAt)]
+            )
+        }
+    }
+
+    public func events(of appID: AppID) async throws(StoreError) -> [RegisteredEvent] {
+        try await database.query(
+            "SELECT * FROM app_events WHERE app_id = $1 ORDER BY event_id",
+            [.uuid(appID.rawValue)]
+        ).map { row throws(StoreError) in
+            guard let eventID = try? EventID(validating: Int(try row.int("event_id"))) else {
+                throw .corruptRow("event id out of range")
+            }
+            return RegisteredEvent(
+                appID: AppID(try row.uuid("app_id")),
+                eventID: eventID,
+                name: try row.text("name"),
+                createdAt: try row.date("created_at")
+            )
+        }
+    }
+
+    static func insertSecret(_ secret: SealedSecret, in transaction: any SQLDatabase) async throws(StoreError) {
+        try await transaction.query(
+            "INSERT INTO app_secrets (app_id, kind, version, sealed, created_at, retires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            [
+                .uuid(secret.appID.rawValue), .text(secret.kind.rawValue), .int(Int64(secret.version)), .bytes(secret.sealed),
+                .date(secret.createdAt), .optional(secret.retiresAt),
+            ]
+        )
+    }
+
+    static func app(_ row: SQLRow) throws(StoreError) -> App {
+        guard let appKey = try? AppKey(validating: try row.text("app_key")),
+            let status = AppStatus(rawValue: try row.text("status"))
+        else { throw .corruptRow("app row has an invalid appKey or status") }
+        let platforms = try row.text("platforms").split(separator: ",").compactMap { Platform(rawValue: String($0)) }
+        return App(
+            id: AppID(try row.uuid("app_id")),
+            appKey: appKey,
+            name: try row.text("name"),
+            platforms: platforms,
+            status: status,
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GatehouseCore
+
+/// The one implementation of the store protocols, over either database. The SQL is written once in a
+/// subset both PostgreSQL and SQLite run (`$n` parameters, `ON CONFLICT`, `RETURNING`); the drivers map
+/// types.
+public final class SQLStore: Sendable {
+    let database: any SQLDatabase
+
+    init(database: any SQLDatabase) {
+        self.database = database
+    }
+
+    static func appendAudit(_ entry: AuditEntry, in transaction: any SQLDatabase) async throws(StoreError) {
+        try await transaction.query(
+            """
+            INSERT INTO audit_log (occurred_at, actor, action, target_type, target_id, app_id,
+                                   before_state, after_state, request_id, source_address)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            """,
+            [
+                .date(entry.occurredAt), .text(entry.actor.description), .text(entry.action), .text(entry.targetType),
+                .text(entry.targetID), .optional(entry.appID?.rawValue), .optional(try encode(entry.before)),
+                .optional(try encode(entry.after)), .optional(entry.requestID), .optional(entry.sourceAddress),
+            ]
+        )
+    }
+
+    /// Runs a write and its audit entry atomically, translating whatever escapes into a `StoreError`.
+    func changing(_ audit: AuditEntry, _ body: @escaping @Sendable (any SQLDatabase) async throws -> Void)
+        async throws(StoreError)
+    {
+        do {
+            try await database.transaction { transaction in
+                try await body(transaction)
+                try await Self.appendAudit(audit, in: transaction)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unavailable(String(describing: type(of: error)))
+        }
+    }
+
+    private static let snapshotEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static func encode(_ snapshot: AuditSnapshot?) throws(StoreError) -> String? {
+        guard let snapshot else { return nil }
+        guard let data = try? snapshotEncoder.encode(snapshot) else { throw .corruptRow("audit snapshot does not encode") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decodeSnapshot(_ text: String?) throws(StoreError) -> AuditSnapshot? {
+        guard let text else { return nil }
+        guard let snapshot = try? JSONDecoder().decode(AuditSnapshot.self, from: Data(text.utf8)) else {
+            throw .corruptRow("audit snapshot is not JSON")
+        }
+        return snapshot
+    }
+}
+
+extension SQLStore: StoreMaintenance {
+    public var dialect: SQLDialect { database.dialect }
+    public var poolUsage: PoolUsage { database.usage }
+
+    public func migrate() async throws -> [Int] {
+        try await Migrator(database: database).migrate()
+    }
+
+    public func appliedMigrations() async throws -> [Int] {
+        try await Migrator(database: database).appliedVersions()
+    }
+
+    public func pendingMigrations() async throws -> [Int] {
+        let migrator = try Migrator(database: database)
+        let applied = Set(try await migrator.appliedVersions())
+        return migrator.migrations.map(\.version).filter { !applied.contains($0) }
+    }
+
+    public func ping() async throws(StoreError) {
+        try await database.query("SELECT 1 AS one", [])
+    }
+
+    public func masterKeyCheck(orInsert candidate: [UInt8]) async throws(StoreError) -> [UInt8] {
+        try await database.query(
+            "INSERT INTO gatehouse_settings (name, value) VALUES ('master_key_check', $1) ON CONFLICT (name) DO NOTHING",
+            [.bytes(candidate)]
+        )
+        let rows = try await database.query("SELECT value FROM gatehouse_settings WHERE name = 'master_key_check'", [])
+        guard let row = rows.first else { throw .corruptRow("master key check missing after insert") }
+        return try row.bytes("value")
+    }
+}
