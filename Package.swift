@@ -84,6 +84,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "GatehouseTestSupport",
+            dependencies: [
+                "GatehouseStore",
+                "GatehouseCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/GatehouseTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "GatehouseCoreTests",
             dependencies: ["GatehouseCore"],
@@ -91,7 +101,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseStoreTests",
-            dependencies: ["GatehouseStore", "GatehouseCore"],
+            dependencies: ["GatehouseStore", "GatehouseCore", "GatehouseTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -100,6 +110,7 @@ let package = Package(
                 "GatehouseServer",
                 "GatehouseClient",
                 "GatehouseStore",
+                "GatehouseTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

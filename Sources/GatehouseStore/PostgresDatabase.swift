@@ -1,5 +1,6 @@
 import Atomics
 import Foundation
+import GatehouseCore
 import Logging
 import NIOCore
 import PostgresNIO
@@ -97,7 +98,7 @@ final class PostgresDatabase: SQLDatabase {
     private static func decode(_ row: PostgresRow) throws -> SQLRow {
         var values: [String: SQLValue] = [:]
         for cell in row {
-            guard cell.bytes != nil else {
+            guard cell.bytes != nil, cell.dataType != .void else {
                 values[cell.columnName] = .null
                 continue
             }
@@ -109,10 +110,14 @@ final class PostgresDatabase: SQLDatabase {
             case .bytea:
                 var buffer = try cell.decode(ByteBuffer.self)
                 values[cell.columnName] = .bytes(buffer.readBytes(length: buffer.readableBytes) ?? [])
+            case .bool:
+                values[cell.columnName] = .int(try cell.decode(Bool.self) ? 1 : 0)
             case .uuid:
                 values[cell.columnName] = .uuid(try cell.decode(UUID.self))
             case .timestamptz, .timestamp:
-                values[cell.columnName] = .date(try cell.decode(Date.self))
+                // Gatehouse keeps milliseconds; rounding undoes the float error of the microsecond round trip.
+                let seconds = try cell.decode(Date.self).timeIntervalSince1970
+                values[cell.columnName] = .date(Date(millisecondsSince1970: Int64((seconds * 1000).rounded())))
             case .jsonb, .json:
                 values[cell.columnName] = .text(try cell.decode(String.self))
             default:

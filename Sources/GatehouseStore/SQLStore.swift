@@ -95,3 +95,11 @@ extension SQLStore: StoreMaintenance {
         return try row.bytes("value")
     }
 }
+
+extension SQLStore {
+    /// Runs a statement with no parameters and no result; for test setup (creating and dropping
+    /// throwaway databases, probing the append-only triggers). Not used by the service.
+    public func executeForTests(_ statement: String) async throws(StoreError) {
+        try await database.query(statement, [])
+    }
+}

@@ -1,36 +1,71 @@
 import Foundation
 import Logging
+import NIOPosix
 import SQLiteNIO
 
 /// The embedded store: one SQLite file, one connection, every use serialised by a gate.
 /// WAL mode and a busy timeout let the `gatehouse` CLI write to the same file while a server runs.
 final class SQLiteDatabase: SQLDatabase {
     let connection: SQLiteConnection
+    /// Each connection has a thread of its own: SQLite's busy handler sleeps on the calling thread, and
+    /// on a shared pool two connections to one file could starve the lock holder of a thread.
+    private let threadPool: NIOThreadPool
     private let gate: AsyncGate?
 
     var dialect: SQLDialect { .sqlite }
     var usage: PoolUsage { PoolUsage(inUse: 0, capacity: 1) }
 
-    private init(connection: SQLiteConnection, gate: AsyncGate?) {
+    private init(connection: SQLiteConnection, threadPool: NIOThreadPool, gate: AsyncGate?) {
         self.connection = connection
+        self.threadPool = threadPool
         self.gate = gate
     }
 
     static func open(path: String, logger: Logger) async throws(StoreError) -> SQLiteDatabase {
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        let connection: SQLiteConnection
         do {
-            let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            let database = SQLiteDatabase(connection: connection, gate: AsyncGate())
-            for pragma in ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON"] {
-                _ = try await connection.query(pragma, [])
-            }
-            return database
+            connection = try await SQLiteConnection.open(
+                storage: .file(path: path), threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+            )
         } catch {
+            try? await threadPool.shutdownGracefully()
             throw Self.translate(error)
+        }
+        do {
+            // The busy timeout comes first: switching to WAL waits for other connections' locks.
+            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON"] {
+                try await retryingWhileBusy { _ = try await connection.query(pragma, []) }
+            }
+        } catch {
+            await SQLiteDatabase(connection: connection, threadPool: threadPool, gate: nil).close()
+            throw Self.translate(error)
+        }
+        return SQLiteDatabase(connection: connection, threadPool: threadPool, gate: AsyncGate())
+    }
+
+    /// Switching a new file to WAL needs a moment of exclusive access and SQLite answers "locked" at
+    /// once instead of calling the busy handler, so a second process opening the same new file retries.
+    private static func retryingWhileBusy(_ body: () async throws -> Void) async throws {
+        for attempt in 1... {
+            do {
+                return try await body()
+            } catch let error as SQLiteError where attempt < 100 && [.busy, .locked].contains(error.reason) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 
+    /// Closes the connection even when the calling task is cancelled (the thread pool refuses work
+    /// from a cancelled task, and an unclosed connection is a leaked file handle).
     func close() async {
-        try? await connection.close()
+        let connection = self.connection
+        let threadPool = self.threadPool
+        await Task.detached {
+            try? await connection.close()
+            try? await threadPool.shutdownGracefully()
+        }.value
     }
 
     @discardableResult
@@ -45,7 +80,7 @@ final class SQLiteDatabase: SQLDatabase {
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await guarded {
-                let unguarded = SQLiteDatabase(connection: self.connection, gate: nil)
+                let unguarded = SQLiteDatabase(connection: self.connection, threadPool: self.threadPool, gate: nil)
                 // IMMEDIATE takes the write lock at once, so a second process waits (busy_timeout)
                 // instead of failing halfway through.
                 _ = try await self.run("BEGIN IMMEDIATE", [])
@@ -66,7 +101,7 @@ final class SQLiteDatabase: SQLDatabase {
     func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         // Across processes, each migration's BEGIN IMMEDIATE plus its "already applied?" check inside
         // the transaction is the lock; within this process the gate is.
-        try await guarded { try await body(SQLiteDatabase(connection: self.connection, gate: nil)) }
+        try await guarded { try await body(SQLiteDatabase(connection: self.connection, threadPool: self.threadPool, gate: nil)) }
     }
 
     private func guarded<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {

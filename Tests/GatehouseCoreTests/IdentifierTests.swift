@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import GatehouseCore
+
+@Suite struct EventIDTests {
+    @Test(arguments: [3300, 3350, 3400])
+    func acceptsTheSDKRange(value: Int) throws {
+        #expect(try EventID(validating: value).rawValue == value)
+    }
+
+    @Test(arguments: [3299, 3401, 0, -3300, Int.max, Int.min])
+    func refusesEverythingElseWithAClearMessage(value: Int) {
+        #expect(throws: DomainError(.invalidEventID, "Event IDs are integers from 3300 to 3400; \(value) is outside that range.", field: "eventId")) {
+            try EventID(validating: value)
+        }
+    }
+}
+
+@Suite struct AppKeyTests {
+    @Test func randomKeysAreFiveLowercaseAlphanumerics() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let key = AppKey.random(using: &generator)
+            #expect(try AppKey(validating: key.rawValue) == key)
+            #expect(key.rawValue.count == 5)
+        }
+    }
+
+    @Test(arguments: ["", "abcd", "abcdef", "ABCDE", "ab-de", "abcd\u{e9}", "ab de"])
+    func malformedKeysAreRefused(text: String) {
+        #expect(throws: DomainError.self) { try AppKey(validating: text) }
+    }
+}
+
+@Suite struct AppDraftTests {
+    @Test func sortsAndDeduplicatesNothingSilently() throws {
+        let draft = try AppDraft(name: "Shop", platforms: ["web", "ios"])
+        #expect(draft.platforms == [.ios, .web])
+        #expect(draft.name == "Shop")
+    }
+
+    @Test(arguments: [
+        ("", DomainError.Code.invalidAppName),
+        (" padded", .invalidAppName),
+        ("padded ", .invalidAppName),
+        ("tab\there", .invalidAppName),
+        ("bell\u{7}", .invalidAppName),
+        ("c1\u{85}x", .invalidAppName),
+        (String(repeating: "x", count: 101), .invalidAppName),
+    ])
+    func badNamesAreRefused(name: String, code: DomainError.Code) {
+        #expect(throws: DomainError.self) { try AppDraft(name: name, platforms: ["ios"]) }
+        do {
+            _ = try AppDraft(name: name, platforms: ["ios"])
+        } catch {
+            #expect(error.code == code)
+            #expect(error.field == "name")
+        }
+    }
+
+    @Test func nameLengthCountsUnicodeScalarsLikeJSONSchema() throws {
+        // 100 scalars that render as fewer characters: accepted; 101: refused.
+        let combining = String(repeating: "e\u{301}", count: 50)
+        #expect(try AppDraft(name: combining, platforms: ["ios"]).name == combining)
+        #expect(throws: DomainError.self) { try AppDraft(name: combining + "x", platforms: ["ios"]) }
+    }
+
+    @Test(arguments: [[String](), ["ios", "ios"], ["blackberry"]])
+    func badPlatformsAreRefused(platforms: [String]) {
+        #expect(throws: DomainError.self) { try AppDraft(name: "Shop", platforms: platforms) }
+    }
+
+    @Test func disabledAppsRefuseNewEvents() throws {
+        var generator = SystemRandomNumberGenerator()
+        var app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: Date(), using: &generator)
+        app.status = .disabled
+        #expect(throws: DomainError.self) { try RegisteredEvent.draft(app: app, eventID: 3300, name: "login", at: Date()) }
+        app.status = .active
+        #expect(try RegisteredEvent.draft(app: app, eventID: 3300, name: "login", at: Date()).eventID.rawValue == 3300)
+    }
+
+    @Test func pageSizeIsBounded() throws {
+        #expect(try PageSize(validating: nil).value == 50)
+        #expect(try PageSize(validating: 200).value == 200)
+        #expect(throws: DomainError.self) { try PageSize(validating: 0) }
+        #expect(throws: DomainError.self) { try PageSize(validating: 201) }
+    }
+}
