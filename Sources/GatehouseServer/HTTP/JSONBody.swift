@@ -56,6 +56,13 @@ enum JSONBody {
         do {
             return try decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
+            // Foundation reports a syntax error and a value that does not fit (3300.5 for an integer)
+            // alike, with no coding path; only on this error path is the body parsed once more to tell.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil
+            {
+                throw Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
+            }
             throw problem(for: error)
         } catch {
             throw Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
@@ -67,8 +74,6 @@ enum JSONBody {
             codingPath.isEmpty ? nil : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
         }
         switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
         case .dataCorrupted(let context) where context.debugDescription.hasPrefix("Additional properties are disabled"):
             let field = path(context.codingPath)
             return Problem(.badRequest, code: "unknown_field", title: "Unknown field", detail: "Field '\(field ?? "")' is not part of this request.", field: field)

@@ -1,0 +1,69 @@
+import Foundation
+import GatehouseCore
+import GatehouseServer
+import GatehouseStore
+import GatehouseTestSupport
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// A running server on loopback against a fresh database, with an admin token ready.
+struct ServerFixture: Sendable {
+    let client: any TestClientProtocol
+    let adminToken: String
+    let store: TestDatabase
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(client.port!)")! }
+    var admin: HTTPFields { [.authorization: "Bearer \(adminToken)", .contentType: "application/json"] }
+
+    /// Sends a request and returns the status, headers and the body parsed as JSON (nil if it is not JSON).
+    func send(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        headers: HTTPFields? = nil,
+        body: String? = nil,
+        rawBody: [UInt8]? = nil
+    ) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, json: [String: Any]?) {
+        let bytes = rawBody ?? body.map { Array($0.utf8) }
+        let response = try await client.execute(
+            uri: uri,
+            method: method,
+            headers: headers ?? admin,
+            body: bytes.map { ByteBuffer(bytes: $0) }
+        )
+        let json = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+        return (response.status, response.headers, json)
+    }
+}
+
+/// Builds the real application against a fresh database of `kind`, serves it on a loopback port
+/// and runs `body` against it.
+func withServer(_ kind: TestStoreKind, _ body: @Sendable (ServerFixture) async throws -> Void) async throws {
+    try await withTestDatabase(kind) { database in
+        var configuration = GatehouseConfiguration(
+            hostname: "127.0.0.1",
+            port: 0,
+            databaseURL: nil,
+            dataDirectory: database.scratchDirectory.path,
+            masterKey: SecretBox.generateBase64MasterKey(),
+            migrateAtStart: true,
+            logLevel: .warning,
+            trustedProxies: [CIDR("127.0.0.0/8")!],
+            maxBodyBytes: 4096
+        )
+        if case .postgres(let url) = database.location { configuration.databaseURL = url }
+        let token = try await StoreService.withStore(database.location, logger: TestDatabase.logger) { store in
+            _ = try await store.migrate()
+            return try await AdminTokenOperations(store: store, clock: SystemClock()).create(
+                name: "test",
+                origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
+            )
+        }
+        let app = try await buildApplication(configuration)
+        try await app.test(.live) { client in
+            try await body(ServerFixture(client: client, adminToken: token, store: database))
+        }
+    }
+}
