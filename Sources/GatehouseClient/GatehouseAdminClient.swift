@@ -1,5 +1,5 @@
-@_exported import GatehouseAPI
 import Foundation
+@_exported import GatehouseAPI
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 

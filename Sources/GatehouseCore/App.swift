@@ -85,7 +85,11 @@ public struct AppDraft: Equatable, Sendable {
     /// Names are for people: 1 to 100 characters (Unicode scalars, as JSON Schema and both databases
     /// count them), no control characters, no leading or trailing whitespace. Nothing is silently
     /// trimmed, so what is stored is what was sent.
-    public static func checkedName(_ name: String, code: DomainError.Code = .invalidAppName, field: String = "name") throws(DomainError)
+    public static func checkedName(
+        _ name: String,
+        code: DomainError.Code = .invalidAppName,
+        field: String = "name"
+    ) throws(DomainError)
         -> String
     {
         guard nameLength.contains(name.unicodeScalars.count) else {

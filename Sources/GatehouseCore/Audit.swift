@@ -2,7 +2,10 @@ import Foundation
 
 /// Who made an admin change: an admin token over HTTP, or an operator at the host's command line.
 public struct Actor: Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case adminToken = "admin-token", cli }
+    public enum Kind: String, Sendable {
+        case adminToken = "admin-token"
+        case cli
+    }
 
     public let kind: Kind
     public let name: String

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A risk event number. The device-risk SDK accepts 3300...3400 only, so nothing else is representable.
 public struct EventID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let range: ClosedRange<Int> = 3300...3400
@@ -34,5 +36,3 @@ public struct RegisteredEvent: Equatable, Sendable {
         self.createdAt = createdAt
     }
 }
-
-import Foundation

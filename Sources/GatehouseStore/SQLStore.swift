@@ -27,7 +27,10 @@ public final class SQLStore: Sendable {
     }
 
     /// Runs a write and its audit entry atomically, translating whatever escapes into a `StoreError`.
-    func changing(_ audit: AuditEntry, _ body: @escaping @Sendable (any SQLDatabase) async throws -> Void)
+    func changing(
+        _ audit: AuditEntry,
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> Void
+    )
         async throws(StoreError)
     {
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// A bound parameter or a column value, in the handful of types Gatehouse stores. Drivers decide how each
 /// maps to their database (a UUID is `uuid` in PostgreSQL and text in SQLite; a date is `timestamptz`
@@ -73,5 +74,3 @@ struct SQLRow: Sendable {
         return try date(column)
     }
 }
-
-import GatehouseCore

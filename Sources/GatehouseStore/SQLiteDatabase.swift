@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Logging
 import NIOPosix
 import SQLiteNIO
@@ -27,7 +28,10 @@ final class SQLiteDatabase: SQLDatabase {
         let connection: SQLiteConnection
         do {
             connection = try await SQLiteConnection.open(
-                storage: .file(path: path), threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+                storage: .file(path: path),
+                threadPool: threadPool,
+                logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any()
             )
         } catch {
             try? await threadPool.shutdownGracefully()
@@ -150,5 +154,3 @@ final class SQLiteDatabase: SQLDatabase {
         return .unavailable(String(describing: type(of: error)))
     }
 }
-
-import GatehouseCore

@@ -59,7 +59,11 @@ public struct StoreService: Service {
     private let client: PostgresClient?
     private let sqlite: SQLiteDatabase?
 
-    public static func open(_ location: StoreLocation, maximumConnections: Int = 20, logger: Logger) async throws(StoreError)
+    public static func open(
+        _ location: StoreLocation,
+        maximumConnections: Int = 20,
+        logger: Logger
+    ) async throws(StoreError)
         -> StoreService
     {
         switch location {

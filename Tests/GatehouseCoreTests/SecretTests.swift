@@ -57,7 +57,13 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         let first = issueInitialSecrets(for: app, at: start, box: box, using: &generator)[.server]!
         let rotation = try SecretRotation.plan(
-            app: app, kind: .server, existing: [first.stored], overlapSeconds: 600, at: start, box: box, using: &generator
+            app: app,
+            kind: .server,
+            existing: [first.stored],
+            overlapSeconds: 600,
+            at: start,
+            box: box,
+            using: &generator
         )
         var old = first.stored
         old.retiresAt = rotation.retirements[1]
@@ -78,7 +84,13 @@ import Testing
         v1.retiresAt = start.addingTimeInterval(3600)
         let v2 = SealedSecret.seal("x", appID: app.id, kind: .sdk, version: 2, at: start, box: box)
         let rotation = try SecretRotation.plan(
-            app: app, kind: .sdk, existing: [v1, v2], overlapSeconds: 60, at: start, box: box, using: &generator
+            app: app,
+            kind: .sdk,
+            existing: [v1, v2],
+            overlapSeconds: 60,
+            at: start,
+            box: box,
+            using: &generator
         )
         #expect(rotation.issued.stored.version == 3)
         #expect(rotation.retirements == [1: start, 2: start.addingTimeInterval(60)])

@@ -18,44 +18,169 @@ import Testing
 
     static func cases(active: String, disabled: String) -> [Case] {
         [
-            Case(description: "unknown field", method: .post, path: "/v1/admin/apps", body: #"{"name":"x","platforms":["ios"],"owner":"me"}"#, status: 400, code: "unknown_field"),
-            Case(description: "wrong type", method: .post, path: "/v1/admin/apps", body: #"{"name":5,"platforms":["ios"]}"#, status: 400, code: "invalid_body"),
+            Case(
+                description: "unknown field",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: #"{"name":"x","platforms":["ios"],"owner":"me"}"#,
+                status: 400,
+                code: "unknown_field"
+            ),
+            Case(
+                description: "wrong type",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: #"{"name":5,"platforms":["ios"]}"#,
+                status: 400,
+                code: "invalid_body"
+            ),
             Case(description: "missing field", method: .post, path: "/v1/admin/apps", body: #"{"name":"x"}"#, status: 400, code: "invalid_body"),
             Case(description: "top-level array", method: .post, path: "/v1/admin/apps", body: "[]", status: 400, code: "invalid_body"),
             Case(description: "malformed JSON", method: .post, path: "/v1/admin/apps", body: #"{"name":"#, status: 400, code: "malformed_json"),
             Case(
-                description: "bad UTF-8", method: .post, path: "/v1/admin/apps",
-                rawBody: Array(#"{"name":""#.utf8) + [0xFF, 0xFE] + Array(#"","platforms":["ios"]}"#.utf8), status: 400, code: "malformed_json"
+                description: "bad UTF-8",
+                method: .post,
+                path: "/v1/admin/apps",
+                rawBody: Array(#"{"name":""#.utf8) + [0xFF, 0xFE] + Array(#"","platforms":["ios"]}"#.utf8),
+                status: 400,
+                code: "malformed_json"
             ),
             Case(
-                description: "oversize body", method: .post, path: "/v1/admin/apps",
-                body: #"{"name":""# + String(repeating: "x", count: 5000) + #"","platforms":["ios"]}"#, status: 413, code: "body_too_large"
+                description: "oversize body",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: #"{"name":""# + String(repeating: "x", count: 5000) + #"","platforms":["ios"]}"#,
+                status: 413,
+                code: "body_too_large"
             ),
             Case(
-                description: "not JSON", method: .post, path: "/v1/admin/apps", body: "name=x", contentType: "text/plain", status: 415,
+                description: "not JSON",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: "name=x",
+                contentType: "text/plain",
+                status: 415,
                 code: "unsupported_media_type"
             ),
-            Case(description: "unknown platform", method: .post, path: "/v1/admin/apps", body: #"{"name":"x","platforms":["symbian"]}"#, status: 400, code: "invalid_body"),
-            Case(description: "platform twice", method: .post, path: "/v1/admin/apps", body: #"{"name":"x","platforms":["ios","ios"]}"#, status: 400, code: "invalid_platforms"),
-            Case(description: "blank name", method: .post, path: "/v1/admin/apps", body: #"{"name":"  ","platforms":["ios"]}"#, status: 400, code: "invalid_app_name"),
+            Case(
+                description: "unknown platform",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: #"{"name":"x","platforms":["symbian"]}"#,
+                status: 400,
+                code: "invalid_body"
+            ),
+            Case(
+                description: "platform twice",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: #"{"name":"x","platforms":["ios","ios"]}"#,
+                status: 400,
+                code: "invalid_platforms"
+            ),
+            Case(
+                description: "blank name",
+                method: .post,
+                path: "/v1/admin/apps",
+                body: #"{"name":"  ","platforms":["ios"]}"#,
+                status: 400,
+                code: "invalid_app_name"
+            ),
             Case(description: "unknown app", method: .get, path: "/v1/admin/apps/zzzzz", status: 404, code: "app_not_found"),
             Case(description: "malformed appKey", method: .get, path: "/v1/admin/apps/NOPE", status: 400, code: "invalid_app_key"),
-            Case(description: "event 3299", method: .post, path: "/v1/admin/apps/\(active)/events", body: #"{"eventId":3299,"name":"x"}"#, status: 400, code: "invalid_event_id"),
-            Case(description: "event 3401", method: .post, path: "/v1/admin/apps/\(active)/events", body: #"{"eventId":3401,"name":"x"}"#, status: 400, code: "invalid_event_id"),
-            Case(description: "event id as text", method: .post, path: "/v1/admin/apps/\(active)/events", body: #"{"eventId":"3300","name":"x"}"#, status: 400, code: "invalid_body"),
-            Case(description: "event id fraction", method: .post, path: "/v1/admin/apps/\(active)/events", body: #"{"eventId":3300.5,"name":"x"}"#, status: 400, code: "invalid_body"),
             Case(
-                description: "event name too long", method: .post, path: "/v1/admin/apps/\(active)/events",
-                body: #"{"eventId":3310,"name":""# + String(repeating: "n", count: 101) + #""}"#, status: 400, code: "invalid_event_name"
+                description: "event 3299",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/events",
+                body: #"{"eventId":3299,"name":"x"}"#,
+                status: 400,
+                code: "invalid_event_id"
             ),
-            Case(description: "duplicate event", method: .post, path: "/v1/admin/apps/\(active)/events", body: #"{"eventId":3300,"name":"again"}"#, status: 409, code: "event_already_registered"),
-            Case(description: "event for unknown app", method: .post, path: "/v1/admin/apps/zzzzz/events", body: #"{"eventId":3300,"name":"x"}"#, status: 404, code: "app_not_found"),
-            Case(description: "event for disabled app", method: .post, path: "/v1/admin/apps/\(disabled)/events", body: #"{"eventId":3300,"name":"x"}"#, status: 409, code: "app_disabled"),
-            Case(description: "rotate for disabled app", method: .post, path: "/v1/admin/apps/\(disabled)/secrets/sdk/rotate", status: 409, code: "app_disabled"),
-            Case(description: "rotate unknown kind", method: .post, path: "/v1/admin/apps/\(active)/secrets/master/rotate", status: 400, code: "invalid_secret_kind"),
             Case(
-                description: "negative overlap", method: .post, path: "/v1/admin/apps/\(active)/secrets/sdk/rotate", body: #"{"overlapSeconds":-1}"#,
-                status: 400, code: "invalid_overlap"
+                description: "event 3401",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/events",
+                body: #"{"eventId":3401,"name":"x"}"#,
+                status: 400,
+                code: "invalid_event_id"
+            ),
+            Case(
+                description: "event id as text",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/events",
+                body: #"{"eventId":"3300","name":"x"}"#,
+                status: 400,
+                code: "invalid_body"
+            ),
+            Case(
+                description: "event id fraction",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/events",
+                body: #"{"eventId":3300.5,"name":"x"}"#,
+                status: 400,
+                code: "invalid_body"
+            ),
+            Case(
+                description: "event name too long",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/events",
+                body: #"{"eventId":3310,"name":""# + String(repeating: "n", count: 101) + #""}"#,
+                status: 400,
+                code: "invalid_event_name"
+            ),
+            Case(
+                description: "duplicate event",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/events",
+                body: #"{"eventId":3300,"name":"again"}"#,
+                status: 409,
+                code: "event_already_registered"
+            ),
+            Case(
+                description: "event for unknown app",
+                method: .post,
+                path: "/v1/admin/apps/zzzzz/events",
+                body: #"{"eventId":3300,"name":"x"}"#,
+                status: 404,
+                code: "app_not_found"
+            ),
+            Case(
+                description: "event for disabled app",
+                method: .post,
+                path: "/v1/admin/apps/\(disabled)/events",
+                body: #"{"eventId":3300,"name":"x"}"#,
+                status: 409,
+                code: "app_disabled"
+            ),
+            Case(
+                description: "rotate for disabled app",
+                method: .post,
+                path: "/v1/admin/apps/\(disabled)/secrets/sdk/rotate",
+                status: 409,
+                code: "app_disabled"
+            ),
+            Case(
+                description: "rotate unknown kind",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/secrets/master/rotate",
+                status: 400,
+                code: "invalid_secret_kind"
+            ),
+            Case(
+                description: "negative overlap",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/secrets/sdk/rotate",
+                body: #"{"overlapSeconds":-1}"#,
+                status: 400,
+                code: "invalid_overlap"
+            ),
+            Case(
+                description: "explicit null",
+                method: .post,
+                path: "/v1/admin/apps/\(active)/secrets/sdk/rotate",
+                body: #"{"overlapSeconds":null}"#,
+                status: 400,
+                code: "invalid_body"
             ),
             Case(description: "limit 0", method: .get, path: "/v1/admin/apps?limit=0", status: 400, code: "invalid_page_size"),
             Case(description: "limit not a number", method: .get, path: "/v1/admin/apps?limit=ten", status: 400, code: "invalid_parameter"),

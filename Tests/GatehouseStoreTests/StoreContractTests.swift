@@ -16,8 +16,13 @@ import Testing
         let app = try AppDraft(name: name, platforms: ["ios", "android"]).makeApp(at: now, using: &generator)
         let secrets = issueInitialSecrets(for: app, at: now, box: box, using: &generator)
         let audit = origin.entry(
-            at: now, action: "app.create", targetType: "app", targetID: app.appKey.rawValue, appID: app.id,
-            before: nil, after: app.auditSnapshot
+            at: now,
+            action: "app.create",
+            targetType: "app",
+            targetID: app.appKey.rawValue,
+            appID: app.id,
+            before: nil,
+            after: app.auditSnapshot
         )
         return (app, secrets, audit)
     }
@@ -79,7 +84,13 @@ import Testing
         try await withMigratedStore(kind) { (store, _) async throws in
             try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             let clash = App(
-                id: .random(), appKey: app.appKey, name: "Other", platforms: [.web], status: .active, createdAt: now, updatedAt: now
+                id: .random(),
+                appKey: app.appKey,
+                name: "Other",
+                platforms: [.web],
+                status: .active,
+                createdAt: now,
+                updatedAt: now
             )
             await #expect(throws: StoreError.self) {
                 try await store.createApp(clash, secrets: [], audit: audit)
@@ -96,7 +107,13 @@ import Testing
             try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             let event = try RegisteredEvent.draft(app: app, eventID: 3301, name: "login", at: now)
             let eventAudit = origin.entry(
-                at: now, action: "event.register", targetType: "event", targetID: "x", appID: app.id, before: nil, after: event.auditSnapshot
+                at: now,
+                action: "event.register",
+                targetType: "event",
+                targetID: "x",
+                appID: app.id,
+                before: nil,
+                after: event.auditSnapshot
             )
             try await store.registerEvent(event, audit: eventAudit)
             do {
@@ -117,7 +134,12 @@ import Testing
             try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             var generator = SystemRandomNumberGenerator()
             let rotation = try SecretRotation.plan(
-                app: app, kind: .sdk, existing: try await store.secrets(of: app.id), overlapSeconds: 60, at: now, box: box,
+                app: app,
+                kind: .sdk,
+                existing: try await store.secrets(of: app.id),
+                overlapSeconds: 60,
+                at: now,
+                box: box,
                 using: &generator
             )
             try await store.rotateSecret(rotation.issued.stored, retirements: rotation.retirements, audit: audit)
@@ -170,7 +192,15 @@ import Testing
         try await withMigratedStore(kind) { (store, _) async throws in
             var generator = SystemRandomNumberGenerator()
             let (plaintext, token) = try AdminToken.issue(name: "ops", at: now, using: &generator)
-            let audit = origin.entry(at: now, action: "admin_token.create", targetType: "admin_token", targetID: "ops", appID: nil, before: nil, after: nil)
+            let audit = origin.entry(
+                at: now,
+                action: "admin_token.create",
+                targetType: "admin_token",
+                targetID: "ops",
+                appID: nil,
+                before: nil,
+                after: nil
+            )
             #expect(try await store.hasAdminTokens() == false)
             try await store.createAdminToken(token, audit: audit)
             #expect(try await store.adminToken(withHash: AdminToken.hash(of: plaintext)) == token)

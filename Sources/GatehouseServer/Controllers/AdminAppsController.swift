@@ -11,17 +11,23 @@ struct AdminAppsController {
         routes.on(.post, "/v1/admin/apps") { request, context in
             let body = try await JSONBody.decode(Components.Schemas.AppCreateRequest.self, from: request, context: context)
             let created = try await operations.create(
-                name: body.name, platforms: body.platforms.map(\.rawValue), origin: try context.origin()
+                name: body.name,
+                platforms: body.platforms.map(\.rawValue),
+                origin: try context.origin()
             )
             let response = Components.Schemas.AppCreated(
-                app: .init(created.app), secretKey: created.secretKey, serverSecret: created.serverSecret
+                app: .init(created.app),
+                secretKey: created.secretKey,
+                serverSecret: created.serverSecret
             )
             return try JSONBody.response(response, status: .created)
         }
         routes.on(.get, "/v1/admin/apps") { request, _ in
             let query = request.uri.queryParameters
             let page = try await operations.list(after: query.get("after"), limit: try Query.int(query, "limit"))
-            return try JSONBody.response(Components.Schemas.AppPage(items: page.apps.map(Components.Schemas.App.init), nextAfter: page.nextAfter?.rawValue))
+            return try JSONBody.response(
+                Components.Schemas.AppPage(items: page.apps.map(Components.Schemas.App.init), nextAfter: page.nextAfter?.rawValue)
+            )
         }
         routes.on(.get, "/v1/admin/apps/:appKey") { _, context in
             let view = try await operations.view(try Query.appKey(context))
@@ -35,17 +41,26 @@ struct AdminAppsController {
             )
         }
         routes.on(.post, "/v1/admin/apps/:appKey/disable") { _, context in
-            try JSONBody.response(Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .disabled, origin: try context.origin())))
+            try JSONBody.response(
+                Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .disabled, origin: try context.origin()))
+            )
         }
         routes.on(.post, "/v1/admin/apps/:appKey/enable") { _, context in
-            try JSONBody.response(Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .active, origin: try context.origin())))
+            try JSONBody.response(
+                Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .active, origin: try context.origin()))
+            )
         }
         routes.on(.post, "/v1/admin/apps/:appKey/secrets/:kind/rotate") { request, context in
             let body = try await JSONBody.decode(
-                Components.Schemas.RotateSecretRequest.self, from: request, context: context, whenEmpty: .init()
+                Components.Schemas.RotateSecretRequest.self,
+                from: request,
+                context: context,
+                whenEmpty: .init()
             )
             let rotated = try await operations.rotate(
-                try Query.appKey(context), kind: context.parameters.get("kind") ?? "", overlapSeconds: body.overlapSeconds,
+                try Query.appKey(context),
+                kind: context.parameters.get("kind") ?? "",
+                overlapSeconds: body.overlapSeconds,
                 origin: try context.origin()
             )
             return try JSONBody.response(
@@ -60,7 +75,10 @@ struct AdminAppsController {
         routes.on(.post, "/v1/admin/apps/:appKey/events") { request, context in
             let body = try await JSONBody.decode(Components.Schemas.EventCreateRequest.self, from: request, context: context)
             let event = try await operations.registerEvent(
-                try Query.appKey(context), eventID: body.eventId, name: body.name, origin: try context.origin()
+                try Query.appKey(context),
+                eventID: body.eventId,
+                name: body.name,
+                origin: try context.origin()
             )
             return try JSONBody.response(Components.Schemas.Event(event), status: .created)
         }

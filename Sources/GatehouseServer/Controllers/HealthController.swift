@@ -12,13 +12,19 @@ struct HealthController {
 
     static var poolInUse: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "gatehouse", subsystem: "db_pool", metricName: "in_use", unitName: "",
+            namespace: "gatehouse",
+            subsystem: "db_pool",
+            metricName: "in_use",
+            unitName: "",
             helpText: "Database operations holding a pooled connection right now."
         )
     }
     static var poolCapacity: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "gatehouse", subsystem: "db_pool", metricName: "capacity", unitName: "",
+            namespace: "gatehouse",
+            subsystem: "db_pool",
+            metricName: "capacity",
+            unitName: "",
             helpText: "Most connections this instance's pool opens."
         )
     }

@@ -50,11 +50,17 @@ enum JSONBody {
                 )
             }
         } else if buffer.readableBytes > 0 {
-            throw Problem(.unsupportedMediaType, code: "unsupported_media_type", title: "Unsupported media type", detail: "Send Content-Type: application/json.")
+            throw Problem(
+                .unsupportedMediaType,
+                code: "unsupported_media_type",
+                title: "Unsupported media type",
+                detail: "Send Content-Type: application/json."
+            )
         }
         let data = Data(buffer: buffer)
+        let value: T
         do {
-            return try decoder.decode(T.self, from: data)
+            value = try decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
             // Foundation reports a syntax error and a value that does not fit (3300.5 for an integer)
             // alike, with no coding path; only on this error path is the body parsed once more to tell.
@@ -67,6 +73,35 @@ enum JSONBody {
         } catch {
             throw Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
         }
+        try rejectNulls(in: data)
+        return value
+    }
+
+    /// No request schema allows `null`, but the decoder reads a `null` optional as absent. Bodies
+    /// that contain the bytes `null` anywhere are parsed once more to find a real one.
+    private static func rejectNulls(in data: Data) throws {
+        guard data.range(of: Data("null".utf8)) != nil,
+            let object = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+        else { return }
+        if let path = nullPath(in: object, at: []) {
+            let field = path.joined(separator: ".")
+            throw Problem(
+                .badRequest,
+                code: "invalid_body",
+                title: "Invalid body",
+                detail: "Field '\(field)' may not be null; omit it instead.",
+                field: field
+            )
+        }
+    }
+
+    private static func nullPath(in value: Any, at path: [String]) -> [String]? {
+        switch value {
+        case is NSNull: return path
+        case let object as [String: Any]: return object.lazy.compactMap { nullPath(in: $0.value, at: path + [$0.key]) }.first
+        case let array as [Any]: return array.enumerated().lazy.compactMap { nullPath(in: $0.element, at: path + [String($0.offset)]) }.first
+        default: return nil
+        }
     }
 
     static func problem(for error: DecodingError) -> Problem {
@@ -76,12 +111,30 @@ enum JSONBody {
         switch error {
         case .dataCorrupted(let context) where context.debugDescription.hasPrefix("Additional properties are disabled"):
             let field = path(context.codingPath)
-            return Problem(.badRequest, code: "unknown_field", title: "Unknown field", detail: "Field '\(field ?? "")' is not part of this request.", field: field)
+            return Problem(
+                .badRequest,
+                code: "unknown_field",
+                title: "Unknown field",
+                detail: "Field '\(field ?? "")' is not part of this request.",
+                field: field
+            )
         case .dataCorrupted(let context):
-            return Problem(.badRequest, code: "invalid_body", title: "Invalid body", detail: context.debugDescription, field: path(context.codingPath))
+            return Problem(
+                .badRequest,
+                code: "invalid_body",
+                title: "Invalid body",
+                detail: context.debugDescription,
+                field: path(context.codingPath)
+            )
         case .keyNotFound(let key, let context):
             let field = path(context.codingPath + [key])
-            return Problem(.badRequest, code: "invalid_body", title: "Invalid body", detail: "Missing field '\(field ?? key.stringValue)'.", field: field)
+            return Problem(
+                .badRequest,
+                code: "invalid_body",
+                title: "Invalid body",
+                detail: "Missing field '\(field ?? key.stringValue)'.",
+                field: field
+            )
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             let field = path(context.codingPath)
             return Problem(

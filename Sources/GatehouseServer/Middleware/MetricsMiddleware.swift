@@ -14,13 +14,19 @@ struct MetricsMiddleware: RouterMiddleware {
 
     static var requests: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "gatehouse", subsystem: "http", metricName: "requests", unitName: "total",
+            namespace: "gatehouse",
+            subsystem: "http",
+            metricName: "requests",
+            unitName: "total",
             helpText: "HTTP requests by route pattern, method and status."
         )
     }
     static var duration: MetricNameDescriptor {
         MetricNameDescriptor(
-            namespace: "gatehouse", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+            namespace: "gatehouse",
+            subsystem: "http",
+            metricName: "request_duration",
+            unitName: "seconds",
             helpText: "HTTP request latency by route pattern, method and status."
         )
     }

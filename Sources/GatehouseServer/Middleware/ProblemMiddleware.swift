@@ -21,7 +21,9 @@ struct ProblemMiddleware: RouterMiddleware {
             }
             throw Problem(error)
         } catch let error as StoreError {
-            if case .conflict = error {} else if case .notFound = error {} else {
+            if case .conflict = error {
+            } else if case .notFound = error {
+            } else {
                 context.logger.error("store failure", metadata: ["error": "\(error)"])
             }
             throw Problem(error)

@@ -18,8 +18,13 @@ public struct AdminTokenOperations: Sendable {
         var generator = SystemRandomNumberGenerator()
         let issued = try AdminToken.issue(name: name, at: now, using: &generator)
         let audit = origin.entry(
-            at: now, action: "admin_token.create", targetType: "admin_token", targetID: issued.record.name, appID: nil,
-            before: nil, after: ["name": .string(issued.record.name)]
+            at: now,
+            action: "admin_token.create",
+            targetType: "admin_token",
+            targetID: issued.record.name,
+            appID: nil,
+            before: nil,
+            after: ["name": .string(issued.record.name)]
         )
         do {
             try await store.createAdminToken(issued.record, audit: audit)
@@ -36,8 +41,13 @@ public struct AdminTokenOperations: Sendable {
     public func revoke(name: String, origin: ChangeOrigin) async throws {
         let now = clock.now()
         let audit = origin.entry(
-            at: now, action: "admin_token.revoke", targetType: "admin_token", targetID: name, appID: nil,
-            before: ["name": .string(name), "revoked": .string("no")], after: ["name": .string(name), "revoked": .string("yes")]
+            at: now,
+            action: "admin_token.revoke",
+            targetType: "admin_token",
+            targetID: name,
+            appID: nil,
+            before: ["name": .string(name), "revoked": .string("no")],
+            after: ["name": .string(name), "revoked": .string("yes")]
         )
         try await store.revokeAdminToken(named: name, at: now, audit: audit)
     }

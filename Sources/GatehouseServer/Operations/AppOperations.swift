@@ -41,8 +41,13 @@ public struct AppOperations: Sendable {
             let app = draft.makeApp(at: now, using: &generator)
             let issued = issueInitialSecrets(for: app, at: now, box: box, using: &generator)
             let audit = origin.entry(
-                at: now, action: "app.create", targetType: "app", targetID: app.appKey.rawValue, appID: app.id,
-                before: nil, after: app.auditSnapshot
+                at: now,
+                action: "app.create",
+                targetType: "app",
+                targetID: app.appKey.rawValue,
+                appID: app.id,
+                before: nil,
+                after: app.auditSnapshot
             )
             guard try await insertUnlessKeyTaken(app, secrets: issued.values.map(\.stored), audit: audit) else { continue }
             return CreatedApp(app: app, secretKey: issued[.sdk]!.plaintext, serverSecret: issued[.server]!.plaintext)
@@ -89,8 +94,13 @@ public struct AppOperations: Sendable {
         updated.status = status
         updated.updatedAt = now
         let audit = origin.entry(
-            at: now, action: status == .active ? "app.enable" : "app.disable", targetType: "app",
-            targetID: app.appKey.rawValue, appID: app.id, before: app.auditSnapshot, after: updated.auditSnapshot
+            at: now,
+            action: status == .active ? "app.enable" : "app.disable",
+            targetType: "app",
+            targetID: app.appKey.rawValue,
+            appID: app.id,
+            before: app.auditSnapshot,
+            after: updated.auditSnapshot
         )
         try await store.changeStatus(of: app, from: app.status, to: updated, audit: audit)
         return updated
@@ -103,15 +113,25 @@ public struct AppOperations: Sendable {
         let now = clock.now()
         var generator = SystemRandomNumberGenerator()
         let rotation = try SecretRotation.plan(
-            app: app, kind: kind, existing: existing, overlapSeconds: overlapSeconds ?? SecretRotation.defaultOverlapSeconds,
-            at: now, box: box, using: &generator
+            app: app,
+            kind: kind,
+            existing: existing,
+            overlapSeconds: overlapSeconds ?? SecretRotation.defaultOverlapSeconds,
+            at: now,
+            box: box,
+            using: &generator
         )
         let replaced = existing.first { $0.kind == kind && $0.retiresAt == nil }
         var retiredSnapshot = replaced
         retiredSnapshot?.retiresAt = replaced.flatMap { rotation.retirements[$0.version] }
         let audit = origin.entry(
-            at: now, action: "secret.rotate", targetType: "app_secret", targetID: "\(app.appKey)/\(kind.rawValue)", appID: app.id,
-            before: replaced?.auditSnapshot, after: rotation.issued.stored.auditSnapshot
+            at: now,
+            action: "secret.rotate",
+            targetType: "app_secret",
+            targetID: "\(app.appKey)/\(kind.rawValue)",
+            appID: app.id,
+            before: replaced?.auditSnapshot,
+            after: rotation.issued.stored.auditSnapshot
         )
         try await store.rotateSecret(rotation.issued.stored, retirements: rotation.retirements, audit: audit)
         return RotatedSecret(secret: rotation.issued, previousRetiresAt: retiredSnapshot?.retiresAt)
@@ -122,8 +142,13 @@ public struct AppOperations: Sendable {
         let now = clock.now()
         let event = try RegisteredEvent.draft(app: app, eventID: eventID, name: name, at: now)
         let audit = origin.entry(
-            at: now, action: "event.register", targetType: "event", targetID: "\(app.appKey)/\(event.eventID)", appID: app.id,
-            before: nil, after: event.auditSnapshot
+            at: now,
+            action: "event.register",
+            targetType: "event",
+            targetID: "\(app.appKey)/\(event.eventID)",
+            appID: app.id,
+            before: nil,
+            after: event.auditSnapshot
         )
         do {
             try await store.registerEvent(event, audit: audit)
