@@ -40,9 +40,10 @@ public func buildApplication(
 
     router.addMiddleware {
         RequestIDMiddleware()
-        MetricsMiddleware(registry: registry)
-        ProblemMiddleware(routes: routes.table)
         ClientAddressMiddleware(trustedProxies: configuration.trustedProxies, maxBodyBytes: configuration.maxBodyBytes)
+        MetricsMiddleware(registry: registry)
+        AccessLogMiddleware()
+        ProblemMiddleware(routes: routes.table)
         AdminAuthMiddleware(tokens: store, clock: clock)
     }
     routes.install(on: router)

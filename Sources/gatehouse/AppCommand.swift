@@ -87,12 +87,7 @@ struct AppCommand: AsyncParsableCommand {
         @Argument(help: "The appKey.") var appKey: String
         @OptionGroup var common: CommonOptions
 
-        func run() async throws {
-            let app = try await withAppOperations(common) { operations, origin in
-                try await operations.setStatus(appKey, to: .disabled, origin: origin)
-            }
-            print("\(app.appKey) \(app.status.rawValue)")
-        }
+        func run() async throws { try await AppCommand.changeStatus(appKey, to: .disabled, common) }
     }
 
     struct Enable: AsyncParsableCommand {
@@ -100,12 +95,14 @@ struct AppCommand: AsyncParsableCommand {
         @Argument(help: "The appKey.") var appKey: String
         @OptionGroup var common: CommonOptions
 
-        func run() async throws {
-            let app = try await withAppOperations(common) { operations, origin in
-                try await operations.setStatus(appKey, to: .active, origin: origin)
-            }
-            print("\(app.appKey) \(app.status.rawValue)")
+        func run() async throws { try await AppCommand.changeStatus(appKey, to: .active, common) }
+    }
+
+    static func changeStatus(_ appKey: String, to status: AppStatus, _ common: CommonOptions) async throws {
+        let app = try await withAppOperations(common) { operations, origin in
+            try await operations.setStatus(appKey, to: status, origin: origin)
         }
+        print("\(app.appKey) \(app.status.rawValue)")
     }
 }
 
