@@ -29,6 +29,7 @@ public struct App: Equatable, Sendable {
     public var name: String
     public var platforms: [Platform]
     public var status: AppStatus
+    public var settings: AppSettings
     public let createdAt: Date
     public var updatedAt: Date
 
@@ -38,6 +39,7 @@ public struct App: Equatable, Sendable {
         name: String,
         platforms: [Platform],
         status: AppStatus,
+        settings: AppSettings = .standard,
         createdAt: Date,
         updatedAt: Date
     ) {
@@ -46,6 +48,7 @@ public struct App: Equatable, Sendable {
         self.name = name
         self.platforms = platforms
         self.status = status
+        self.settings = settings
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }

@@ -143,6 +143,8 @@ extension App {
             "name": .string(name),
             "platforms": .strings(platforms.map(\.rawValue)),
             "status": .string(status.rawValue),
+            "ztokenTtlSeconds": .int(settings.ztokenTTLSeconds),
+            "retentionDays": .int(settings.retentionDays),
         ]
     }
 }

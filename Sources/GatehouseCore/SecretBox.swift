@@ -53,6 +53,12 @@ public struct SecretBox: Sendable {
         return Array(plaintext)
     }
 
+    /// A key for one purpose (ztoken MACs, device identities, ...), derived from the master key with
+    /// HKDF-SHA256, so every instance derives the same keys and no further key needs storing.
+    public func derivedKey(purpose: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Array("gatehouse:\(purpose)".utf8), outputByteCount: 32)
+    }
+
     /// A sealed known value stored once per database, so that starting with the wrong master key fails
     /// loudly at start instead of at the first secret read.
     public func makeKeyCheck() -> [UInt8] {

@@ -37,6 +37,10 @@ public func buildApplication(
     HealthController(store: store, registry: registry).register(on: &routes)
     AdminAppsController(operations: operations, clock: clock).register(on: &routes)
     BackendController(operations: operations).register(on: &routes)
+    let risk = RiskOperations(store: store, box: box, clock: clock)
+    SDKController(operations: SDKOperations(store: store, box: box, clock: clock)).register(on: &routes)
+    RiskController(apps: operations, risk: risk).register(on: &routes)
+    AdminRiskController(risk: risk).register(on: &routes)
 
     router.addMiddleware {
         RequestIDMiddleware()
@@ -54,6 +58,11 @@ public func buildApplication(
         services: [storeService],
         logger: logger
     )
+    if configuration.purgeIntervalSeconds > 0 {
+        app.addServices(
+            RetentionPurger(store: store, clock: clock, interval: .seconds(configuration.purgeIntervalSeconds), logger: logger)
+        )
+    }
     let isDevelopmentDefault = configuration.databaseURL == nil
     let startLogger = logger
     app.beforeServerStarts {

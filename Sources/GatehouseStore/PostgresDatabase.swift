@@ -75,6 +75,26 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
+        do {
+            return try await client.withConnection { connection in
+                let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
+                let locked = try await pinned.query("SELECT pg_try_advisory_lock($1) AS locked", [.int(key)])
+                guard try locked.first?.int("locked") == 1 else { return nil }
+                do {
+                    let result = try await body(pinned)
+                    try await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
+                    return result
+                } catch {
+                    _ = try? await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
     static func run(
         _ sql: String,
         _ binds: [SQLValue],
@@ -168,6 +188,10 @@ struct PostgresConnectionDatabase: SQLDatabase {
     }
 
     func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await body(self)
+    }
+
+    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         try await body(self)
     }
 }

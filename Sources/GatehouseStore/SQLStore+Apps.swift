@@ -6,13 +6,14 @@ extension SQLStore: AppStore {
         try await changing(audit) { transaction in
             try await transaction.query(
                 """
-                INSERT INTO apps (app_id, app_key, name, platforms, status, created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7)
+                INSERT INTO apps (app_id, app_key, name, platforms, status, created_at, updated_at, ztoken_ttl_seconds, retention_days)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                 """,
                 [
                     .uuid(app.id.rawValue), .text(app.appKey.rawValue), .text(app.name),
                     .text(app.platforms.map(\.rawValue).joined(separator: ",")), .text(app.status.rawValue),
-                    .date(app.createdAt), .date(app.updatedAt),
+                    .date(app.createdAt), .date(app.updatedAt), .int(Int64(app.settings.ztokenTTLSeconds)),
+                    .int(Int64(app.settings.retentionDays)),
                 ]
             )
             for secret in secrets {
@@ -23,6 +24,10 @@ extension SQLStore: AppStore {
 
     public func app(withKey appKey: AppKey) async throws(StoreError) -> App? {
         try await database.query("SELECT * FROM apps WHERE app_key = $1", [.text(appKey.rawValue)]).first.map(Self.app)
+    }
+
+    public func app(withID id: AppID) async throws(StoreError) -> App? {
+        try await database.query("SELECT * FROM apps WHERE app_id = $1", [.uuid(id.rawValue)]).first.map(Self.app)
     }
 
     public func listApps(after: AppKey?, limit: Int) async throws(StoreError) -> [App] {
@@ -118,6 +123,10 @@ extension SQLStore: AppStore {
             name: try row.text("name"),
             platforms: platforms,
             status: status,
+            settings: AppSettings(
+                ztokenTTLSeconds: Int(try row.int("ztoken_ttl_seconds")),
+                retentionDays: Int(try row.int("retention_days"))
+            ),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
         )

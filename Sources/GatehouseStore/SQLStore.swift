@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import GatehouseCore
 
@@ -6,6 +7,7 @@ import GatehouseCore
 /// types.
 public final class SQLStore: Sendable {
     let database: any SQLDatabase
+    let ztokenLookupCounter = ManagedAtomic<Int>(0)
 
     init(database: any SQLDatabase) {
         self.database = database

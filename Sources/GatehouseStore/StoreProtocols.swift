@@ -7,6 +7,7 @@ public protocol AppStore: Sendable {
     /// Fails with `.conflict` when the appKey is taken; nothing is written then.
     func createApp(_ app: App, secrets: [SealedSecret], audit: AuditEntry) async throws(StoreError)
     func app(withKey appKey: AppKey) async throws(StoreError) -> App?
+    func app(withID id: AppID) async throws(StoreError) -> App?
     /// Apps ordered by appKey, starting after `after`.
     func listApps(after: AppKey?, limit: Int) async throws(StoreError) -> [App]
     /// Changes the status only if it still is `from`; `.conflict` if another change came first.
@@ -53,4 +54,4 @@ public protocol StoreMaintenance: Sendable {
 }
 
 /// Everything Gatehouse persists, behind one value that both database implementations provide.
-public typealias GatehouseStore = AppStore & AdminTokenStore & AuditLog & StoreMaintenance
+public typealias GatehouseStore = AppStore & AdminTokenStore & AuditLog & StoreMaintenance & DeviceRiskStore

@@ -24,6 +24,8 @@ import Logging
 /// - `GATEHOUSE_TRUSTED_PROXIES` (string, default empty): comma-separated CIDRs whose
 ///   `X-Forwarded-For` is believed, e.g. `10.0.0.0/8,fd00::/8`.
 /// - `GATEHOUSE_MAX_BODY_BYTES` (int, default `65536`): larger request bodies get 413.
+/// - `GATEHOUSE_PURGE_INTERVAL_SECONDS` (int, default `600`): how often expired ztokens, decisions and
+///   nonces are deleted; 0 turns the purger off on this instance.
 public struct GatehouseConfiguration: Sendable {
     public var hostname: String
     public var port: Int
@@ -36,6 +38,7 @@ public struct GatehouseConfiguration: Sendable {
     public var logLevel: Logger.Level
     public var trustedProxies: [CIDR]
     public var maxBodyBytes: Int
+    public var purgeIntervalSeconds: Int
 
     public init(
         hostname: String = "127.0.0.1",
@@ -48,7 +51,8 @@ public struct GatehouseConfiguration: Sendable {
         migrateAtStart: Bool? = nil,
         logLevel: Logger.Level = .info,
         trustedProxies: [CIDR] = [],
-        maxBodyBytes: Int = 65_536
+        maxBodyBytes: Int = 65_536,
+        purgeIntervalSeconds: Int = 600
     ) {
         self.hostname = hostname
         self.port = port
@@ -61,6 +65,7 @@ public struct GatehouseConfiguration: Sendable {
         self.logLevel = logLevel
         self.trustedProxies = trustedProxies
         self.maxBodyBytes = maxBodyBytes
+        self.purgeIntervalSeconds = purgeIntervalSeconds
     }
 
     /// Reads the keys above from `reader` (scoped so that `database.url` is `GATEHOUSE_DATABASE_URL`).
@@ -90,7 +95,8 @@ public struct GatehouseConfiguration: Sendable {
             migrateAtStart: gatehouse.bool(forKey: "migrate.at.start"),
             logLevel: level,
             trustedProxies: proxies,
-            maxBodyBytes: gatehouse.int(forKey: "max.body.bytes", default: 65_536)
+            maxBodyBytes: gatehouse.int(forKey: "max.body.bytes", default: 65_536),
+            purgeIntervalSeconds: max(0, gatehouse.int(forKey: "purge.interval.seconds", default: 600))
         )
     }
 

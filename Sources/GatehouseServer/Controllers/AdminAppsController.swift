@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseAPI
 import GatehouseCore
 import Hummingbird
@@ -104,6 +105,15 @@ enum Query {
         guard let text = query.get(name) else { return nil }
         guard let value = Int(text) else { throw Problem.badParameter(name, "\(name) must be an integer.") }
         return value
+    }
+
+    /// An RFC 3339 time such as `2026-11-22T10:00:00Z`.
+    static func date(_ query: Parameters, _ name: String) throws -> Date? {
+        guard let text = query.get(name) else { return nil }
+        guard let date = try? Date(text, strategy: .iso8601) else {
+            throw Problem.badParameter(name, "\(name) is an RFC 3339 time such as 2026-11-22T10:00:00Z.")
+        }
+        return date
     }
 
     static func appKey(_ context: GatehouseRequestContext) throws -> String {

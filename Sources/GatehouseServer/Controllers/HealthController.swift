@@ -29,6 +29,16 @@ struct HealthController {
         )
     }
 
+    static var ztokenLookups: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse",
+            subsystem: "store",
+            metricName: "ztoken_lookups",
+            unitName: "",
+            helpText: "Risk queries that touched the ztoken table since start; a forged token never does."
+        )
+    }
+
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/health/live") { _, _ in
             try JSONBody.response(Components.Schemas.Liveness(status: .ok))
@@ -68,6 +78,7 @@ struct HealthController {
         let usage = store.poolUsage
         registry.makeGauge(descriptor: Self.poolInUse).set(Double(usage.inUse))
         registry.makeGauge(descriptor: Self.poolCapacity).set(Double(usage.capacity))
+        registry.makeGauge(descriptor: Self.ztokenLookups).set(Double(store.ztokenLookups))
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return Response(

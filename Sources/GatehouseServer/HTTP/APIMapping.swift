@@ -11,6 +11,7 @@ extension Components.Schemas.App {
             name: app.name,
             platforms: app.platforms.compactMap { Components.Schemas.Platform(rawValue: $0.rawValue) },
             status: app.status == .active ? .active : .disabled,
+            settings: .init(ztokenTtlSeconds: app.settings.ztokenTTLSeconds, retentionDays: app.settings.retentionDays),
             createdAt: app.createdAt,
             updatedAt: app.updatedAt
         )

@@ -26,10 +26,15 @@ enum JSONBody {
         context: GatehouseRequestContext,
         whenEmpty: T? = nil
     ) async throws -> T {
+        let buffer = try await collect(request, context: context)
+        return try decode(type, from: buffer, contentType: request.headers[.contentType], whenEmpty: whenEmpty)
+    }
+
+    /// The whole body, up to the configured limit.
+    static func collect(_ request: Request, context: GatehouseRequestContext) async throws -> ByteBuffer {
         var request = request
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: context.maxBodyBytes)
+            return try await request.collectBody(upTo: context.maxBodyBytes)
         } catch is NIOTooManyBytesError {
             throw Problem(
                 .contentTooLarge,
@@ -38,23 +43,17 @@ enum JSONBody {
                 detail: "Request bodies are limited to \(context.maxBodyBytes) bytes."
             )
         }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, contentType: String?, whenEmpty: T? = nil) throws -> T {
         if buffer.readableBytes == 0, let whenEmpty { return whenEmpty }
-        if let contentType = request.headers[.contentType] {
-            let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard mediaType == "application/json" else {
-                throw Problem(
-                    .unsupportedMediaType,
-                    code: "unsupported_media_type",
-                    title: "Unsupported media type",
-                    detail: "Send the body as application/json."
-                )
-            }
-        } else if buffer.readableBytes > 0 {
+        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard mediaType == "application/json" else {
             throw Problem(
                 .unsupportedMediaType,
                 code: "unsupported_media_type",
                 title: "Unsupported media type",
-                detail: "Send Content-Type: application/json."
+                detail: "Send the body as application/json."
             )
         }
         let data = Data(buffer: buffer)

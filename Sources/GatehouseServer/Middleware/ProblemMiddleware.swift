@@ -15,6 +15,8 @@ struct ProblemMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let problem as Problem {
             throw problem
+        } catch let error as SDKError {
+            throw error
         } catch let error as DomainError {
             if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
                 context.logger.error("secret unreadable", metadata: ["error": "\(error)"])

@@ -1,0 +1,93 @@
+import Foundation
+
+/// The decision of one device start: what to store, what was dropped, and the device's identity and key.
+public struct DeviceStart: Sendable {
+    public static let maxFieldLength = 256
+
+    public let device: Device
+    /// Groups the report carried but the collection mode forbids; not stored.
+    public let dropped: [DeviceDataGroup]
+    /// The device's request-signing key (base64url of 32 bytes), derived, never stored.
+    public let deviceKey: String
+
+    /// Applies the collection mode and derives the identity.
+    ///
+    /// Identity: when the mode allows unique identifiers and the report has an IDFV, the device is
+    /// `HMAC(identityKey, appID, "idfv", idfv)`, so a reinstall that keeps the IDFV (same vendor) or a
+    /// new client device ID maps to the same device. Otherwise it is `HMAC(identityKey, appID, "client",
+    /// clientDeviceID)`. Truncated to 16 bytes. The IDFA is never used for identity (users reset it).
+    public static func decide(
+        report: DeviceReport,
+        app: App,
+        address: String?,
+        at now: Date,
+        keys: ServerKeys
+    ) throws(DomainError) -> DeviceStart {
+        try app.requireActive()
+        try validate(report)
+        var dropped: [DeviceDataGroup] = []
+        func allowed<T>(_ value: T?, _ group: DeviceDataGroup) -> T? {
+            guard let value else { return nil }
+            guard report.mode.allows(group) else {
+                dropped.append(group)
+                return nil
+            }
+            return value
+        }
+        let basic = allowed(report.basic, .basic)
+        let unique = allowed(report.unique, .unique)
+        let extra = allowed(report.extra, .extra)
+
+        let source: [String]
+        if let idfv = unique?.idfv, !idfv.isEmpty {
+            source = [app.id.description, "idfv", idfv.lowercased()]
+        } else {
+            source = [app.id.description, "client", report.clientDeviceID]
+        }
+        let id = DeviceID(bytes: Array(ServerKeys.mac(keys.deviceIdentity, source).prefix(16)))
+        let device = Device(
+            appID: app.id,
+            id: id,
+            clientDeviceID: report.clientDeviceID,
+            mode: report.mode,
+            platform: report.platform,
+            sdkVersion: report.sdkVersion,
+            basic: basic,
+            unique: unique,
+            extra: extra,
+            environment: report.environment,
+            firstSeen: now,
+            lastSeen: now,
+            lastAddress: address
+        )
+        return DeviceStart(device: device, dropped: dropped, deviceKey: deviceKey(for: id, app: app.id, keys: keys))
+    }
+
+    public static func deviceKey(for id: DeviceID, app: AppID, keys: ServerKeys) -> String {
+        Base64URL.encode(ServerKeys.mac(keys.deviceKeyRoot, [app.description, id.rawValue]))
+    }
+
+    static func validate(_ report: DeviceReport) throws(DomainError) {
+        guard (1...128).contains(report.clientDeviceID.unicodeScalars.count), !report.clientDeviceID.hasControlCharacters else {
+            throw DomainError(.invalidDeviceData, "deviceId is 1 to 128 characters without control characters.", field: "deviceId")
+        }
+        let fields: [(String, String?)] = [
+            ("sdkVersion", report.sdkVersion), ("basic.model", report.basic?.model), ("basic.osVersion", report.basic?.osVersion),
+            ("basic.screen", report.basic?.screen), ("unique.idfv", report.unique?.idfv), ("unique.idfa", report.unique?.idfa),
+            ("extra.wifiSsid", report.extra?.wifiSsid), ("extra.wifiBssid", report.extra?.wifiBssid),
+        ]
+        for (name, value) in fields {
+            guard let value else { continue }
+            guard value.unicodeScalars.count <= maxFieldLength, !value.hasControlCharacters else {
+                throw DomainError(.invalidDeviceData, "\(name) is at most \(maxFieldLength) characters without control characters.", field: name)
+            }
+        }
+    }
+}
+
+extension String {
+    /// C0 or C1 control characters: never allowed in names, identifiers or device fields.
+    public var hasControlCharacters: Bool {
+        unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+}

@@ -1,0 +1,26 @@
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+
+/// `/v1/risk/...`: the app backend's risk queries and stored decisions (HTTP Basic, server secret).
+struct RiskController {
+    let apps: AppOperations
+    let risk: RiskOperations
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.post, "/v1/risk/query") { request, context in
+            let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
+            let input = try await JSONBody.decode(Components.Schemas.RiskQuery.self, from: request, context: context)
+            let outcome = try await risk.query(
+                .init(ztoken: input.ztoken, eventID: input.eventId, accountID: input.accountId, clientIP: input.clientIp, userAgent: input.userAgent),
+                app: app
+            )
+            return try JSONBody.response(Components.Schemas.RiskDecisionView(outcome.record, appKey: app.appKey, device: outcome.device))
+        }
+        routes.on(.get, "/v1/risk/decisions/:decisionId") { request, context in
+            let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
+            let record = try await risk.decision(app: app, id: context.parameters.get("decisionId") ?? "")
+            return try JSONBody.response(Components.Schemas.RiskDecisionView(record, appKey: app.appKey, device: nil))
+        }
+    }
+}

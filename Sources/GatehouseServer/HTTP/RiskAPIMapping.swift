@@ -1,0 +1,94 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+
+/// Device-risk domain values into the generated API types.
+enum JSONShape {
+    /// Moves a value between two types that share a JSON shape (the API's rules and the domain's).
+    static func convert<Target: Decodable>(_ value: some Encodable, to: Target.Type) throws -> Target {
+        try JSONDecoder().decode(Target.self, from: JSONEncoder().encode(value))
+    }
+}
+
+extension Components.Schemas.DeviceRecord {
+    init(_ device: Device) {
+        self.init(
+            deviceId: device.id.rawValue,
+            clientDeviceId: device.clientDeviceID,
+            collectType: device.mode.rawValue,
+            platform: device.platform.flatMap { Components.Schemas.Platform(rawValue: $0.rawValue) },
+            sdkVersion: device.sdkVersion,
+            basic: device.basic.map { .init(model: $0.model, osVersion: $0.osVersion, screen: $0.screen) },
+            unique: device.unique.map { .init(idfv: $0.idfv, idfa: $0.idfa) },
+            extra: device.extra.map { .init(wifiSsid: $0.wifiSsid, wifiBssid: $0.wifiBssid) },
+            signals: device.environment.names,
+            firstSeen: device.firstSeen,
+            lastSeen: device.lastSeen,
+            lastAddress: device.lastAddress
+        )
+    }
+}
+
+extension Components.Schemas.RiskDecisionView {
+    init(_ record: RiskDecisionRecord, appKey: AppKey?, device: Device?) {
+        self.init(
+            decisionId: record.id.uuidString.lowercased(),
+            appKey: appKey?.rawValue,
+            decision: Components.Schemas.Decision(rawValue: record.verdict.decision.rawValue) ?? .reject,
+            score: record.verdict.score,
+            tokenState: Components.Schemas.TokenState(rawValue: record.tokenState.rawValue) ?? .forged,
+            tags: record.verdict.tags.map { .init(tag: $0.tag, reason: $0.reason, weight: $0.weight) },
+            eventId: record.eventID.rawValue,
+            accountId: record.accountID.rawValue,
+            deviceId: record.deviceID?.rawValue,
+            device: device.map(Components.Schemas.DeviceRecord.init),
+            clientIp: record.clientAddress,
+            userAgent: record.userAgent,
+            pageUrl: record.pageURL,
+            decidedAt: record.decidedAt
+        )
+    }
+}
+
+extension Components.Schemas.EffectiveRiskRules {
+    init(_ rules: EffectiveRiskRules) {
+        self.init(
+            reviewAt: rules.reviewAt,
+            rejectAt: rules.rejectAt,
+            maxDeviceEventsPerMinute: rules.maxDeviceEventsPerMinute,
+            maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
+            maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
+            maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            weights: .init(additionalProperties: Dictionary(uniqueKeysWithValues: rules.weights.map { ($0.key.rawValue, $0.value) }))
+        )
+    }
+}
+
+extension Components.Schemas.RiskRulesView {
+    init(_ view: RiskOperations.RulesView) throws {
+        self.init(
+            rules: try view.appRules.map { try JSONShape.convert($0, to: Components.Schemas.RiskRules.self) },
+            effective: .init(view.appEffective),
+            events: try view.events.map { event in
+                .init(
+                    eventId: event.event.eventID.rawValue,
+                    rules: try event.rules.map { try JSONShape.convert($0, to: Components.Schemas.RiskRules.self) },
+                    effective: .init(event.effective)
+                )
+            }
+        )
+    }
+}
+
+extension Components.Schemas.RiskListEntry {
+    init(_ entry: GatehouseCore.RiskListEntry) {
+        self.init(
+            entryId: entry.id.uuidString.lowercased(),
+            list: entry.kind == .allow ? .allow : .deny,
+            _type: Components.Schemas.RiskListEntry._TypePayload(rawValue: entry.subject.rawValue) ?? .device,
+            value: entry.value,
+            note: entry.note,
+            createdAt: entry.createdAt
+        )
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import HTTPTypes
+import Hummingbird
+
+/// An SDK-facing refusal: the SDK's numeric `code` (docs/sdk-protocol.md), a stable `reason` and a
+/// message, as `application/json`. The HTTP status mirrors the code for proxies and logs.
+struct SDKError: HTTPResponseError {
+    let refusal: SDKRefusal
+
+    var status: HTTPResponse.Status {
+        switch refusal.status {
+        case .success: .ok
+        case .serverFailure: .serviceUnavailable
+        case .appKeyEmpty, .paramsError: .badRequest
+        case .signatureError: .unauthorized
+        case .appKeyError: .forbidden
+        }
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var body: [String: Any] = ["code": refusal.status.rawValue, "reason": refusal.reason, "message": refusal.message]
+        if let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey] {
+            body["requestId"] = requestID.description
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Maps whatever an SDK handler threw to the SDK's codes: bad input is -10, the database -8.
+    static func from(_ error: any Error) -> any Error {
+        switch error {
+        case let error as SDKError: return error
+        case let refusal as SDKRefusal: return SDKError(refusal: refusal)
+        case let error as DomainError: return SDKError(refusal: SDKRefusal(error))
+        case let problem as Problem where (400..<500).contains(problem.status.code):
+            return SDKError(refusal: SDKRefusal(.paramsError, problem.code, problem.detail ?? problem.title))
+        case let error as StoreError:
+            if case .unavailable = error {
+                return SDKError(refusal: SDKRefusal(.serverFailure, "database_unavailable", "Try again shortly."))
+            }
+            return error
+        default: return error
+        }
+    }
+}

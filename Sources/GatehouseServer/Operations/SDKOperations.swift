@@ -1,0 +1,172 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// What the mobile SDK calls: signed-request checks, device start, ztoken issuance (native and H5).
+public struct SDKOperations: Sendable {
+    let store: any GatehouseStore
+    let box: SecretBox
+    let keys: ServerKeys
+    let clock: any GatehouseClock
+
+    public init(store: any GatehouseStore, box: SecretBox, clock: any GatehouseClock) {
+        self.store = store
+        self.box = box
+        self.keys = ServerKeys(box: box)
+        self.clock = clock
+    }
+
+    /// The signed request's headers and what they sign.
+    public struct SignedRequest: Sendable {
+        public var appKey: String?
+        public var timestamp: String?
+        public var nonce: String?
+        public var signature: String?
+        public var method: String
+        public var path: String
+        public var body: [UInt8]
+
+        public init(appKey: String?, timestamp: String?, nonce: String?, signature: String?, method: String, path: String, body: [UInt8]) {
+            self.appKey = appKey
+            self.timestamp = timestamp
+            self.nonce = nonce
+            self.signature = signature
+            self.method = method
+            self.path = path
+            self.body = body
+        }
+    }
+
+    /// Checks the signature, clock window and nonce; returns the calling app.
+    public func authenticate(_ request: SignedRequest) async throws -> App {
+        let signed = try SDKSignedRequest.parse(
+            appKey: request.appKey,
+            timestamp: request.timestamp,
+            nonce: request.nonce,
+            signature: request.signature
+        ).get()
+        guard let app = try await store.app(withKey: signed.appKey) else { throw SDKRefusal.appKeyUnknown }
+        let now = clock.now()
+        try signed.verify(
+            method: request.method,
+            path: request.path,
+            body: request.body,
+            app: app,
+            secrets: try await store.secrets(of: app.id),
+            at: now,
+            box: box
+        ).get()
+        // Nonces are kept for twice the window: past that, the timestamp check refuses the request anyway.
+        guard try await store.useNonce(appID: app.id, nonce: signed.nonce, expiresAt: now.addingTimeInterval(2 * SDKSignedRequest.window))
+        else { throw SDKRefusal.nonceReused }
+        return app
+    }
+
+    public struct StartedDevice: Sendable {
+        public let device: Device
+        public let dropped: [DeviceDataGroup]
+        public let deviceKey: String
+        public let ztokenTTLSeconds: Int
+    }
+
+    public func startDevice(app: App, report: DeviceReport, address: String?) async throws -> StartedDevice {
+        let start = try DeviceStart.decide(report: report, app: app, address: address, at: clock.now(), keys: keys)
+        let stored = try await store.upsertDevice(start.device)
+        return StartedDevice(device: stored, dropped: start.dropped, deviceKey: start.deviceKey, ztokenTTLSeconds: app.settings.ztokenTTLSeconds)
+    }
+
+    /// Issues a ztoken for a started device, a registered event and an account, and persists it.
+    public func issueZToken(
+        app: App,
+        deviceID: String,
+        eventID: Int,
+        accountID: String,
+        address: String?,
+        pageURL: String? = nil
+    ) async throws -> (token: String, expiresAt: Date) {
+        try app.requireActive()
+        let device = try DeviceID(validating: deviceID)
+        let event = try EventID(validating: eventID)
+        let account = try AccountID(validating: accountID)
+        guard try await store.events(of: app.id).contains(where: { $0.eventID == event }) else {
+            throw DomainError(.eventNotRegistered, "Event \(event) is not registered for this app.", field: "eventId")
+        }
+        guard try await store.device(appID: app.id, id: device) != nil else {
+            throw DomainError(.invalidDeviceID, "This device has not been started; call device start first.", field: "deviceId")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let issued = ZToken.issue(
+            app: app.id,
+            device: device,
+            event: event,
+            account: account,
+            ttlSeconds: app.settings.ztokenTTLSeconds,
+            at: clock.now(),
+            key: keys.ztoken,
+            using: &generator
+        )
+        try await store.recordIssuedZToken(
+            IssuedZToken(appID: app.id, claims: issued.claims, accountID: account, issuedFrom: address, pageURL: pageURL)
+        )
+        return (issued.token, issued.claims.expiresAt)
+    }
+
+    /// The H5 bridge: `js` is the page's JSON, naming the event as `eventId` (a number or a string of
+    /// digits); `a` is the account (UID), `c` the CUID, `url` the page.
+    public func issueBridgeZToken(
+        app: App,
+        deviceID: String,
+        js: String,
+        url: String,
+        cuid: String,
+        uid: String,
+        address: String?
+    )
+        async throws -> (token: String, expiresAt: Date)
+    {
+        let eventID = try BridgeRequest.eventID(fromPageJSON: js)
+        try BridgeRequest.validate(url: url, cuid: cuid)
+        return try await issueZToken(app: app, deviceID: deviceID, eventID: eventID, accountID: uid, address: address, pageURL: url)
+    }
+}
+
+/// The H5 bridge's parameters, checked.
+enum BridgeRequest {
+    /// The part of the page's JSON the server reads; other keys are the page's business.
+    private struct PageJSON: Decodable {
+        let eventId: Int
+
+        enum CodingKeys: String, CodingKey { case eventId }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let number = try? container.decode(Int.self, forKey: .eventId) {
+                eventId = number
+            } else if let number = Int(try container.decode(String.self, forKey: .eventId)) {
+                eventId = number
+            } else {
+                throw DecodingError.dataCorruptedError(forKey: .eventId, in: container, debugDescription: "not an event id")
+            }
+        }
+    }
+
+    static func eventID(fromPageJSON js: String) throws(DomainError) -> Int {
+        guard js.utf8.count <= 4096, let page = try? JSONDecoder().decode(PageJSON.self, from: Data(js.utf8)) else {
+            throw DomainError(
+                .invalidBridgeParameters,
+                "js is the page's JSON object (at most 4096 bytes) naming the event as \"eventId\": 3300 to 3400.",
+                field: "js"
+            )
+        }
+        return page.eventId
+    }
+
+    static func validate(url: String, cuid: String) throws(DomainError) {
+        guard url.utf8.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host != nil
+        else { throw DomainError(.invalidBridgeParameters, "url is the page's http(s) URL, at most 2048 bytes.", field: "url") }
+        guard (1...128).contains(cuid.unicodeScalars.count), !cuid.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw DomainError(.invalidBridgeParameters, "c (the CUID) is 1 to 128 characters.", field: "c")
+        }
+    }
+}

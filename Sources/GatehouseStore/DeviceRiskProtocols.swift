@@ -1,0 +1,132 @@
+import Foundation
+import GatehouseCore
+
+/// What a risk query needs read and written atomically: consuming the token, the reads the
+/// decision is made from, and the decision itself, all in one transaction.
+public struct RiskQueryKeys: Sendable {
+    public let appID: AppID
+    public let eventID: EventID
+    public let accountID: AccountID
+    /// The token to consume; nil when the token was refused before any lookup (forged, wrong app...).
+    public let tokenID: String?
+    /// The device to read signals and velocity for; nil when the token does not name one we trust.
+    public let deviceID: DeviceID?
+    public let clientAddress: String?
+    public let now: Date
+
+    public init(
+        appID: AppID,
+        eventID: EventID,
+        accountID: AccountID,
+        tokenID: String?,
+        deviceID: DeviceID?,
+        clientAddress: String?,
+        now: Date
+    ) {
+        self.appID = appID
+        self.eventID = eventID
+        self.accountID = accountID
+        self.tokenID = tokenID
+        self.deviceID = deviceID
+        self.clientAddress = clientAddress
+        self.now = now
+    }
+}
+
+/// What the store found for a risk query, handed to the (pure) judge.
+public struct RiskContext: Sendable {
+    public enum Consumption: Sendable, Equatable {
+        /// This query consumed the token.
+        case consumed(issuedFrom: String?, pageURL: String?)
+        /// An earlier query consumed it.
+        case alreadyConsumed(issuedFrom: String?, pageURL: String?)
+        /// No such issued token (purged, or never issued).
+        case missing
+    }
+
+    public let consumption: Consumption?
+    public let device: Device?
+    public let velocity: Velocity?
+    public let listEntries: [RiskListEntry]
+    public let appRules: RiskRules?
+    public let eventRules: RiskRules?
+}
+
+/// Filters for the admin's decision listing; nil means any.
+public struct DecisionFilter: Sendable {
+    public var appID: AppID?
+    public var eventID: EventID?
+    public var deviceID: DeviceID?
+    public var accountID: AccountID?
+    public var decision: RiskDecision?
+    public var from: Date?
+    public var to: Date?
+
+    public init(
+        appID: AppID? = nil,
+        eventID: EventID? = nil,
+        deviceID: DeviceID? = nil,
+        accountID: AccountID? = nil,
+        decision: RiskDecision? = nil,
+        from: Date? = nil,
+        to: Date? = nil
+    ) {
+        self.appID = appID
+        self.eventID = eventID
+        self.deviceID = deviceID
+        self.accountID = accountID
+        self.decision = decision
+        self.from = from
+        self.to = to
+    }
+}
+
+/// A position in the decision listing: the last item's time and id.
+public struct DecisionCursor: Sendable, Equatable {
+    public let decidedAt: Date
+    public let id: UUID
+
+    public init(decidedAt: Date, id: UUID) {
+        self.decidedAt = decidedAt
+        self.id = id
+    }
+}
+
+/// Devices, nonces, ztokens, risk decisions, rules and lists.
+public protocol DeviceRiskStore: Sendable {
+    /// Inserts or refreshes a device; keeps its first-seen time. Returns the stored device.
+    func upsertDevice(_ device: Device) async throws(StoreError) -> Device
+    func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?
+    /// Records a nonce until `expiresAt`; false if it was already used.
+    func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool
+    func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError)
+    /// Consumes the token (if any), reads what the judge needs, and stores the judge's decision, in one
+    /// transaction: concurrent queries with one token see exactly one `.consumed`.
+    func recordRiskDecision(
+        _ keys: RiskQueryKeys,
+        judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
+    ) async throws -> RiskDecisionRecord
+    func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
+    /// Newest first, strictly after `cursor` in that order.
+    func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [RiskDecisionRecord]
+    /// Rules by scope: 0 for the app, else the event id.
+    func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules]
+    func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError)
+    /// `.conflict` for an entry that is already on the list.
+    func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError)
+    func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry]
+    /// `.notFound` if the app has no such entry.
+    func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
+    func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
+    /// Deletes what is past its retention: ztokens and decisions per app, expired nonces. Runs only
+    /// where it holds the purge lock (one instance at a time); returns nil when another instance has it.
+    func purgeExpired(at now: Date) async throws -> PurgeReport?
+    /// How many times a ztoken row was read or written by a risk query: a forged token must not move it.
+    var ztokenLookups: Int { get }
+}
+
+public struct PurgeReport: Sendable, Equatable {
+    public let ztokens: Int
+    public let decisions: Int
+    public let nonces: Int
+}

@@ -1,0 +1,264 @@
+import Foundation
+import GatehouseCore
+
+extension SQLStore: DeviceRiskStore {
+    static let purgeLockKey: Int64 = 0x6761_7465_7075_7267  // "gatepurg"
+
+    public var ztokenLookups: Int { ztokenLookupCounter.load(ordering: .relaxed) }
+
+    public func upsertDevice(_ device: Device) async throws(StoreError) -> Device {
+        let rows = try await database.query(
+            """
+            INSERT INTO devices (app_id, device_id, client_device_id, collect_type, platform, sdk_version, model, os_version, screen,
+                                 idfv, idfa, wifi_ssid, wifi_bssid, environment, first_seen, last_seen, last_address)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+            ON CONFLICT (app_id, device_id) DO UPDATE SET
+                client_device_id = excluded.client_device_id, collect_type = excluded.collect_type, platform = excluded.platform,
+                sdk_version = excluded.sdk_version, model = excluded.model, os_version = excluded.os_version, screen = excluded.screen,
+                idfv = excluded.idfv, idfa = excluded.idfa, wifi_ssid = excluded.wifi_ssid, wifi_bssid = excluded.wifi_bssid,
+                environment = excluded.environment, last_seen = excluded.last_seen, last_address = excluded.last_address
+            RETURNING *
+            """,
+            [
+                .uuid(device.appID.rawValue), .text(device.id.rawValue), .text(device.clientDeviceID), .int(Int64(device.mode.rawValue)),
+                .optional(device.platform?.rawValue), .optional(device.sdkVersion), .optional(device.basic?.model),
+                .optional(device.basic?.osVersion), .optional(device.basic?.screen), .optional(device.unique?.idfv),
+                .optional(device.unique?.idfa), .optional(device.extra?.wifiSsid), .optional(device.extra?.wifiBssid),
+                .int(Int64(device.environment.rawValue)), .date(device.firstSeen), .date(device.lastSeen), .optional(device.lastAddress),
+            ]
+        )
+        guard let row = rows.first else { throw .corruptRow("device upsert returned nothing") }
+        return try Self.device(row)
+    }
+
+    public func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device? {
+        try await Self.device(appID: appID, id: id, in: database)
+    }
+
+    public func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool {
+        let rows = try await database.query(
+            "INSERT INTO sdk_nonces (app_id, nonce, expires_at) VALUES ($1, $2, $3) ON CONFLICT (app_id, nonce) DO NOTHING RETURNING nonce",
+            [.uuid(appID.rawValue), .text(nonce), .date(expiresAt)]
+        )
+        return !rows.isEmpty
+    }
+
+    public func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError) {
+        try await database.query(
+            """
+            INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            """,
+            [
+                .uuid(token.appID.rawValue), .text(token.claims.tokenID), .text(token.claims.deviceID.rawValue),
+                .int(Int64(token.claims.eventID.rawValue)), .text(token.accountID.rawValue), .date(token.claims.issuedAt),
+                .date(token.claims.expiresAt), .optional(token.issuedFrom), .optional(token.pageURL),
+            ]
+        )
+    }
+
+    public func recordRiskDecision(
+        _ keys: RiskQueryKeys,
+        judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
+    ) async throws -> RiskDecisionRecord {
+        if keys.tokenID != nil { ztokenLookupCounter.wrappingIncrement(ordering: .relaxed) }
+        do {
+            return try await database.transaction { transaction in
+                let consumption = try await Self.consume(keys, in: transaction)
+                var device: Device?
+                var velocity: Velocity?
+                if let deviceID = keys.deviceID {
+                    device = try await Self.device(appID: keys.appID, id: deviceID, in: transaction)
+                    velocity = try await Self.velocity(keys, deviceID: deviceID, in: transaction)
+                }
+                let rules = try await Self.riskRules(appID: keys.appID, in: transaction)
+                let context = RiskContext(
+                    consumption: consumption,
+                    device: device,
+                    velocity: velocity,
+                    listEntries: try await Self.listEntries(appID: keys.appID, in: transaction),
+                    appRules: rules[0],
+                    eventRules: rules[keys.eventID.rawValue]
+                )
+                let record = try judge(context)
+                try await Self.insertDecision(record, in: transaction)
+                return record
+            }
+        } catch let error as StoreError {
+            throw error
+        }
+    }
+
+    /// The atomic step: the first UPDATE wins; later ones find the row already consumed.
+    static func consume(_ keys: RiskQueryKeys, in transaction: any SQLDatabase) async throws(StoreError) -> RiskContext.Consumption? {
+        guard let tokenID = keys.tokenID else { return nil }
+        let consumed = try await transaction.query(
+            """
+            UPDATE ztokens SET consumed_at = $1 WHERE app_id = $2 AND token_id = $3 AND consumed_at IS NULL
+            RETURNING issued_from, page_url
+            """,
+            [.date(keys.now), .uuid(keys.appID.rawValue), .text(tokenID)]
+        )
+        if let row = consumed.first {
+            return .consumed(issuedFrom: try row.optionalText("issued_from"), pageURL: try row.optionalText("page_url"))
+        }
+        let existing = try await transaction.query(
+            "SELECT issued_from, page_url FROM ztokens WHERE app_id = $1 AND token_id = $2",
+            [.uuid(keys.appID.rawValue), .text(tokenID)]
+        )
+        guard let row = existing.first else { return .missing }
+        return .alreadyConsumed(issuedFrom: try row.optionalText("issued_from"), pageURL: try row.optionalText("page_url"))
+    }
+
+    static func velocity(_ keys: RiskQueryKeys, deviceID: DeviceID, in transaction: any SQLDatabase) async throws(StoreError) -> Velocity {
+        let rows = try await transaction.query(
+            """
+            SELECT
+              (SELECT count(*) FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $3) AS device_events,
+              (SELECT count(DISTINCT account_id) FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $4) AS device_accounts,
+              (SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = $1 AND account_id = $5 AND issued_at > $4) AS account_devices,
+              (SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = $1 AND issued_from = $6 AND issued_at > $7) AS ip_devices
+            """,
+            [
+                .uuid(keys.appID.rawValue), .text(deviceID.rawValue), .date(keys.now.addingTimeInterval(-60)),
+                .date(keys.now.addingTimeInterval(-86_400)), .text(keys.accountID.rawValue), .optional(keys.clientAddress),
+                .date(keys.now.addingTimeInterval(-3_600)),
+            ]
+        )
+        guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
+        return Velocity(
+            deviceEventsLastMinute: Int(try row.int("device_events")),
+            deviceAccountsLastDay: Int(try row.int("device_accounts")),
+            accountDevicesLastDay: Int(try row.int("account_devices")),
+            ipDevicesLastHour: Int(try row.int("ip_devices"))
+        )
+    }
+
+    static func insertDecision(_ record: RiskDecisionRecord, in transaction: any SQLDatabase) async throws(StoreError) {
+        guard let tags = try? JSONEncoder().encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
+        try await transaction.query(
+            """
+            INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
+                                        client_address, user_agent, page_url, score, decision, tags)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+            """,
+            [
+                .uuid(record.appID.rawValue), .uuid(record.id), .date(record.decidedAt), .int(Int64(record.eventID.rawValue)),
+                .text(record.accountID.rawValue), .optional(record.deviceID?.rawValue), .optional(record.tokenID),
+                .text(record.tokenState.rawValue), .optional(record.clientAddress), .optional(record.userAgent), .optional(record.pageURL),
+                .int(Int64(record.verdict.score)), .text(record.verdict.decision.rawValue), .text(String(decoding: tags, as: UTF8.self)),
+            ]
+        )
+    }
+
+    public func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord? {
+        try await database.query(
+            "SELECT * FROM risk_decisions WHERE app_id = $1 AND decision_id = $2",
+            [.uuid(appID.rawValue), .uuid(id)]
+        ).first.map(Self.decisionRecord)
+    }
+
+    public func decisions(
+        matching filter: DecisionFilter,
+        after cursor: DecisionCursor?,
+        limit: Int
+    ) async throws(StoreError)
+        -> [RiskDecisionRecord]
+    {
+        // One static statement; an absent filter is a NULL parameter that matches everything.
+        try await database.query(
+            """
+            SELECT * FROM risk_decisions
+            WHERE ($1 IS NULL OR app_id = $1) AND ($2 IS NULL OR event_id = $2) AND ($3 IS NULL OR device_id = $3)
+              AND ($4 IS NULL OR account_id = $4) AND ($5 IS NULL OR decision = $5)
+              AND ($6 IS NULL OR decided_at >= $6) AND ($7 IS NULL OR decided_at < $7)
+              AND ($8 IS NULL OR decided_at < $8 OR (decided_at = $8 AND decision_id < $9))
+            ORDER BY decided_at DESC, decision_id DESC
+            LIMIT $10
+            """,
+            [
+                .optional(filter.appID?.rawValue), filter.eventID.map { .int(Int64($0.rawValue)) } ?? .null,
+                .optional(filter.deviceID?.rawValue), .optional(filter.accountID?.rawValue), .optional(filter.decision?.rawValue),
+                .optional(filter.from), .optional(filter.to), .optional(cursor?.decidedAt), .optional(cursor?.id),
+                .int(Int64(limit)),
+            ]
+        ).map(Self.decisionRecord)
+    }
+
+    public func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules] {
+        try await Self.riskRules(appID: appID, in: database)
+    }
+
+    public func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError) {
+        guard let json = try? JSONEncoder().encode(rules) else { throw .corruptRow("rules do not encode") }
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                """
+                INSERT INTO risk_rules (app_id, scope, rules, updated_at) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (app_id, scope) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at
+                """,
+                [.uuid(appID.rawValue), .int(Int64(scope)), .text(String(decoding: json, as: UTF8.self)), .date(now)]
+            )
+        }
+    }
+
+    public func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                "INSERT INTO risk_lists (app_id, entry_id, kind, subject, value, note, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                [
+                    .uuid(entry.appID.rawValue), .uuid(entry.id), .text(entry.kind.rawValue), .text(entry.subject.rawValue), .text(entry.value),
+                    .optional(entry.note), .date(entry.createdAt),
+                ]
+            )
+        }
+    }
+
+    public func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry] {
+        try await Self.listEntries(appID: appID, in: database)
+    }
+
+    public func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            let rows = try await transaction.query(
+                "DELETE FROM risk_lists WHERE app_id = $1 AND entry_id = $2 RETURNING entry_id",
+                [.uuid(appID.rawValue), .uuid(id)]
+            )
+            guard !rows.isEmpty else { throw StoreError.notFound("no list entry \(id)") }
+        }
+    }
+
+    public func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                "UPDATE apps SET ztoken_ttl_seconds = $1, retention_days = $2, updated_at = $3 WHERE app_id = $4",
+                [
+                    .int(Int64(updated.settings.ztokenTTLSeconds)), .int(Int64(updated.settings.retentionDays)), .date(updated.updatedAt),
+                    .uuid(app.id.rawValue),
+                ]
+            )
+        }
+    }
+
+    public func purgeExpired(at now: Date) async throws -> PurgeReport? {
+        try await database.ifUnlocked(Self.purgeLockKey) { locked in
+            var ztokens = 0
+            var decisions = 0
+            let apps = try await locked.query("SELECT app_id, retention_days FROM apps", [])
+            for app in apps {
+                let cutoff = now.addingTimeInterval(-86_400 * Double(try app.int("retention_days")))
+                let appID = try app.uuid("app_id")
+                ztokens += try await locked.query(
+                    "DELETE FROM ztokens WHERE app_id = $1 AND issued_at < $2 RETURNING token_id",
+                    [.uuid(appID), .date(cutoff)]
+                ).count
+                decisions += try await locked.query(
+                    "DELETE FROM risk_decisions WHERE app_id = $1 AND decided_at < $2 RETURNING decision_id",
+                    [.uuid(appID), .date(cutoff)]
+                ).count
+            }
+            let nonces = try await locked.query("DELETE FROM sdk_nonces WHERE expires_at < $1 RETURNING nonce", [.date(now)]).count
+            return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces)
+        }
+    }
+}
