@@ -165,21 +165,30 @@ extension SQLStore: DeviceRiskStore {
     ) async throws(StoreError)
         -> [RiskDecisionRecord]
     {
-        // One static statement; an absent filter is a NULL parameter that matches everything.
-        try await database.query(
+        // One static statement. PostgreSQL cannot type a bare NULL parameter, so each optional filter
+        // travels as a 0/1 flag plus a typed placeholder value, and absent bounds as far-away dates.
+        let anyUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let farPast = Date(millisecondsSince1970: 0)
+        let farFuture = Date(millisecondsSince1970: 253_402_300_799_000)
+        func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
+        return try await database.query(
             """
             SELECT * FROM risk_decisions
-            WHERE ($1 IS NULL OR app_id = $1) AND ($2 IS NULL OR event_id = $2) AND ($3 IS NULL OR device_id = $3)
-              AND ($4 IS NULL OR account_id = $4) AND ($5 IS NULL OR decision = $5)
-              AND ($6 IS NULL OR decided_at >= $6) AND ($7 IS NULL OR decided_at < $7)
-              AND ($8 IS NULL OR decided_at < $8 OR (decided_at = $8 AND decision_id < $9))
+            WHERE ($1 = 0 OR app_id = $2) AND ($3 = 0 OR event_id = $4) AND ($5 = 0 OR device_id = $6)
+              AND ($7 = 0 OR account_id = $8) AND ($9 = 0 OR decision = $10)
+              AND decided_at >= $11 AND decided_at < $12
+              AND (decided_at < $13 OR (decided_at = $13 AND decision_id < $14))
             ORDER BY decided_at DESC, decision_id DESC
-            LIMIT $10
+            LIMIT $15
             """,
             [
-                .optional(filter.appID?.rawValue), filter.eventID.map { .int(Int64($0.rawValue)) } ?? .null,
-                .optional(filter.deviceID?.rawValue), .optional(filter.accountID?.rawValue), .optional(filter.decision?.rawValue),
-                .optional(filter.from), .optional(filter.to), .optional(cursor?.decidedAt), .optional(cursor?.id),
+                flag(filter.appID != nil), .uuid(filter.appID?.rawValue ?? anyUUID),
+                flag(filter.eventID != nil), .int(Int64(filter.eventID?.rawValue ?? 0)),
+                flag(filter.deviceID != nil), .text(filter.deviceID?.rawValue ?? ""),
+                flag(filter.accountID != nil), .text(filter.accountID?.rawValue ?? ""),
+                flag(filter.decision != nil), .text(filter.decision?.rawValue ?? ""),
+                .date(filter.from ?? farPast), .date(filter.to ?? farFuture),
+                .date(cursor?.decidedAt ?? farFuture), .uuid(cursor?.id ?? anyUUID),
                 .int(Int64(limit)),
             ]
         ).map(Self.decisionRecord)

@@ -1,0 +1,271 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import GatehouseCore
+
+@Suite struct ZTokenTests {
+    let key = SymmetricKey(data: Array(repeating: UInt8(9), count: 32))
+    let app = AppID(UUID())
+    let device = DeviceID(bytes: Array(0..<16))
+    let event = try! EventID(validating: 3348)
+    let account = try! AccountID(validating: "10538532")
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func issue(ttl: Int = 300) -> (token: String, claims: ZTokenClaims) {
+        var generator = SystemRandomNumberGenerator()
+        return ZToken.issue(app: app, device: device, event: event, account: account, ttlSeconds: ttl, at: now, key: key, using: &generator)
+    }
+
+    @Test func tokensAreShortURLSafeBase64AndCarryTheirClaims() {
+        let (token, claims) = issue()
+        #expect(token.count == 86 && token.count < ZToken.maxTextLength)
+        #expect(Base64URL.decode(token)?.count == 64)
+        #expect(!token.contains("=") && !token.contains("+") && !token.contains("/"))
+        let checked = ZToken.check(token, app: app, event: event, account: account, at: now, key: key)
+        #expect(checked.state == .fresh)
+        #expect(checked.claims == claims)
+        #expect(claims.deviceID == device && claims.eventID == event)
+    }
+
+    @Test func bindingsAreCheckedWithoutAnyLookup() throws {
+        let (token, _) = issue()
+        let otherApp = AppID(UUID())
+        #expect(ZToken.check(token, app: otherApp, event: event, account: account, at: now, key: key).state == .wrongApp)
+        #expect(ZToken.check(token, app: app, event: try EventID(validating: 3300), account: account, at: now, key: key).state == .wrongEvent)
+        #expect(ZToken.check(token, app: app, event: event, account: try AccountID(validating: "other"), at: now, key: key).state == .wrongAccount)
+        #expect(ZToken.check(token, app: app, event: event, account: account, at: now.addingTimeInterval(300), key: key).state == .expired)
+        #expect(ZToken.check(token, app: app, event: event, account: account, at: now.addingTimeInterval(299), key: key).state == .fresh)
+    }
+
+    @Test func forgedAlteredTruncatedAndForeignTokensAreForged() {
+        let (token, _) = issue()
+        var altered = Array(token)
+        altered[20] = altered[20] == "A" ? "B" : "A"
+        let otherKey = SymmetricKey(data: Array(repeating: UInt8(1), count: 32))
+        var generator = SystemRandomNumberGenerator()
+        let foreign = ZToken.issue(
+            app: app,
+            device: device,
+            event: event,
+            account: account,
+            ttlSeconds: 300,
+            at: now,
+            key: otherKey,
+            using: &generator
+        )
+        let candidates = [
+            String(altered), String(token.dropLast(4)), String(repeating: "A", count: 200), "not base64 at all!", "", foreign.token,
+            token + "AAAA",
+        ]
+        for candidate in candidates {
+            let checked = ZToken.check(candidate, app: app, event: event, account: account, at: now, key: key)
+            #expect(checked.state == .forged, "\(candidate)")
+            #expect(checked.claims == nil)
+        }
+    }
+}
+
+@Suite struct DeviceStartTests {
+    let keys = ServerKeys(box: try! SecretBox(masterKey: Array(repeating: 4, count: 32)))
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func app() throws -> App {
+        var generator = SystemRandomNumberGenerator()
+        return try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
+    }
+
+    func report(_ mode: CollectionMode, clientID: String = "device-1", idfv: String = "IDFV-1") -> DeviceReport {
+        DeviceReport(
+            clientDeviceID: clientID,
+            mode: mode,
+            platform: .ios,
+            sdkVersion: "1.0",
+            basic: BasicDeviceData(model: "iPhone15,2", osVersion: "17.1", screen: "1179x2556"),
+            unique: UniqueDeviceData(idfv: idfv, idfa: "IDFA-1"),
+            extra: ExtraDeviceData(wifiSsid: "home", wifiBssid: "aa:bb"),
+            environment: [.jailbreak, .proxy]
+        )
+    }
+
+    @Test(arguments: [0, 1, 2, 3, 4, 5, 6, 7])
+    func onlyAllowedGroupsAreKeptAndTheRestReported(raw: Int) throws {
+        let mode = try CollectionMode(validating: raw)
+        let start = try DeviceStart.decide(report: report(mode), app: try app(), address: "203.0.113.5", at: now, keys: keys)
+        #expect((start.device.basic != nil) == mode.allows(.basic))
+        #expect((start.device.unique != nil) == mode.allows(.unique))
+        #expect((start.device.extra != nil) == mode.allows(.extra))
+        #expect(Set(start.dropped) == Set(DeviceDataGroup.allCases.filter { !mode.allows($0) }))
+        #expect(start.device.environment == [.jailbreak, .proxy])
+    }
+
+    @Test func theIDFVKeepsTheIdentityAcrossClientIDsWhenAllowed() throws {
+        let app = try app()
+        let first = try DeviceStart.decide(report: report(.fullCollection, clientID: "a"), app: app, address: nil, at: now, keys: keys)
+        let reinstall = try DeviceStart.decide(report: report(.fullCollection, clientID: "b"), app: app, address: nil, at: now, keys: keys)
+        #expect(first.device.id == reinstall.device.id)
+        #expect(first.deviceKey == reinstall.deviceKey)
+        // Without unique data the client's device id is the identity.
+        let privateA = try DeviceStart.decide(report: report(.notGranted, clientID: "a"), app: app, address: nil, at: now, keys: keys)
+        let privateA2 = try DeviceStart.decide(report: report(.notGranted, clientID: "a", idfv: "other"), app: app, address: nil, at: now, keys: keys)
+        let privateB = try DeviceStart.decide(report: report(.notGranted, clientID: "b"), app: app, address: nil, at: now, keys: keys)
+        #expect(privateA.device.id == privateA2.device.id)
+        #expect(privateA.device.id != privateB.device.id)
+        #expect(privateA.device.id != first.device.id)
+    }
+
+    @Test func badReportsAreRefused() throws {
+        let app = try app()
+        var long = report(.fullCollection)
+        long.basic?.model = String(repeating: "x", count: 257)
+        #expect(throws: DomainError.self) { try DeviceStart.decide(report: long, app: app, address: nil, at: now, keys: keys) }
+        #expect(throws: DomainError.self) {
+            try DeviceStart.decide(report: report(.fullCollection, clientID: ""), app: app, address: nil, at: now, keys: keys)
+        }
+        #expect(throws: DomainError.self) { try CollectionMode(validating: 8) }
+        var disabled = app
+        disabled.status = .disabled
+        #expect(throws: DomainError.self) {
+            try DeviceStart.decide(report: report(.fullCollection), app: disabled, address: nil, at: now, keys: keys)
+        }
+    }
+}
+
+@Suite struct RiskEngineTests {
+    let rules = try! RiskRules.effective(app: nil, event: nil)
+    let device = Device(
+        appID: AppID(UUID()),
+        id: DeviceID(bytes: Array(repeating: 1, count: 16)),
+        clientDeviceID: "d",
+        mode: [],
+        platform: .ios,
+        sdkVersion: nil,
+        basic: nil,
+        unique: nil,
+        extra: nil,
+        environment: [],
+        firstSeen: Date(),
+        lastSeen: Date(),
+        lastAddress: nil
+    )
+    let quiet = Velocity(deviceEventsLastMinute: 1, deviceAccountsLastDay: 1, accountDevicesLastDay: 1, ipDevicesLastHour: 1)
+
+    func inputs(_ state: ZTokenState = .fresh, device: Device? = nil, velocity: Velocity? = nil, lists: [RiskListEntry] = []) -> RiskInputs {
+        RiskInputs(
+            tokenState: state,
+            device: device ?? self.device,
+            velocity: velocity ?? quiet,
+            issuedFrom: "198.51.100.1",
+            clientAddress: "198.51.100.1",
+            listHits: lists
+        )
+    }
+
+    @Test func aCleanFreshTokenPasses() {
+        #expect(RiskEngine.judge(inputs(), rules: rules) == RiskVerdict(decision: .pass, score: 0, tags: []))
+    }
+
+    @Test(arguments: [ZTokenState.replayed, .expired, .forged, .wrongApp, .wrongEvent, .wrongAccount])
+    func everyBadTokenRejects(state: ZTokenState) {
+        let verdict = RiskEngine.judge(inputs(state), rules: rules)
+        #expect(verdict.decision == .reject && verdict.score == 100)
+        #expect(verdict.tags.contains { $0.tag.hasPrefix("token.") })
+    }
+
+    @Test func signalsAndVelocityAddUpToReviewThenReject() {
+        var risky = device
+        risky.environment = [.jailbreak]
+        let review = RiskEngine.judge(inputs(device: risky), rules: rules)
+        #expect(review.decision == .review && review.score == 40 && review.tags.map(\.tag) == ["device.jailbreak"])
+        let busy = Velocity(deviceEventsLastMinute: 11, deviceAccountsLastDay: 4, accountDevicesLastDay: 1, ipDevicesLastHour: 1)
+        let reject = RiskEngine.judge(inputs(device: risky, velocity: busy), rules: rules)
+        #expect(reject.decision == .reject && reject.score == 100)
+        #expect(reject.tags.map(\.tag) == ["device.jailbreak", "velocity.device_accounts_per_day", "velocity.device_events_per_minute"])
+        #expect(reject.tags[2].reason == "11 events from this device in the last minute (limit 10).")
+    }
+
+    @Test func listsDecideOnTheirOwn() {
+        let deny = RiskListEntry(id: UUID(), appID: device.appID, kind: .deny, subject: .account, value: "u", note: nil, createdAt: Date())
+        let allow = RiskListEntry(id: UUID(), appID: device.appID, kind: .allow, subject: .account, value: "u", note: nil, createdAt: Date())
+        var risky = device
+        risky.environment = [.hooking, .jailbreak]
+        #expect(RiskEngine.judge(inputs(lists: [deny]), rules: rules).decision == .reject)
+        #expect(RiskEngine.judge(inputs(device: risky, lists: [allow]), rules: rules).decision == .pass)
+        #expect(RiskEngine.judge(inputs(.forged, lists: [allow]), rules: rules).decision == .reject)
+    }
+
+    @Test func rulesLayerEventOverAppOverDefaults() throws {
+        let app = RiskRules(reviewAt: 20, weights: ["device.proxy": 50])
+        let event = RiskRules(rejectAt: 45)
+        let effective = try RiskRules.effective(app: app, event: event)
+        #expect(effective.reviewAt == 20 && effective.rejectAt == 45)
+        #expect(effective.weights[.deviceProxy] == 50 && effective.weights[.deviceVPN] == 10)
+        #expect(throws: DomainError.self) { try RiskRules(weights: ["token.forged": 1]).validated() }
+        #expect(throws: DomainError.self) { try RiskRules(rejectAt: 0).validated() }
+    }
+
+    @Test func theSameInputsAlwaysGiveTheSameVerdict() {
+        var risky = device
+        risky.environment = [.proxy, .vpn, .simulator]
+        let first = RiskEngine.judge(inputs(device: risky), rules: rules)
+        for _ in 0..<20 { #expect(RiskEngine.judge(inputs(device: risky), rules: rules) == first) }
+    }
+}
+
+@Suite struct SDKSignatureTests {
+    let box = try! SecretBox(masterKey: Array(repeating: 5, count: 32))
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func aSignedRequestVerifiesAndAnyChangeBreaksIt() throws {
+        var generator = SystemRandomNumberGenerator()
+        let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
+        let secrets = issueInitialSecrets(for: app, at: now, box: box, using: &generator)
+        let secretKey = secrets[.sdk]!.plaintext
+        let body = Array(#"{"deviceId":"d","collectType":0}"#.utf8)
+        let canonical = SDKSignedRequest.canonical(
+            method: "POST",
+            path: "/v1/sdk/device/start",
+            timestamp: 1_800_000_000,
+            nonce: "n0nce-n0nce-n0nce",
+            body: body
+        )
+        let signature = SDKSignedRequest.sign(canonical: canonical, secretKey: secretKey)
+        let request = try SDKSignedRequest.parse(
+            appKey: app.appKey.rawValue,
+            timestamp: "1800000000",
+            nonce: "n0nce-n0nce-n0nce",
+            signature: signature
+        ).get()
+        let stored = secrets.values.map(\.stored)
+        #expect(throws: Never.self) {
+            try request.verify(method: "POST", path: "/v1/sdk/device/start", body: body, app: app, secrets: stored, at: now, box: box).get()
+        }
+        #expect(throws: SDKRefusal.signatureMismatch) {
+            try request.verify(method: "POST", path: "/v1/sdk/device/start", body: body + [0x20], app: app, secrets: stored, at: now, box: box).get()
+        }
+        #expect(throws: SDKRefusal.timestampOutsideWindow) {
+            try request.verify(
+                method: "POST",
+                path: "/v1/sdk/device/start",
+                body: body,
+                app: app,
+                secrets: stored,
+                at: now.addingTimeInterval(301),
+                box: box
+            )
+            .get()
+        }
+    }
+
+    @Test func headerProblemsMapToTheSDKCodes() {
+        #expect(SDKSignedRequest.parse(appKey: nil, timestamp: "1", nonce: "x", signature: "y") == .failure(.appKeyMissing))
+        #expect(SDKSignedRequest.parse(appKey: "BAD!", timestamp: "1", nonce: "x", signature: "y") == .failure(.appKeyUnknown))
+        #expect(SDKSignedRequest.parse(appKey: "abcde", timestamp: nil, nonce: nil, signature: nil) == .failure(.signatureMissing))
+        #expect(
+            SDKSignedRequest.parse(appKey: "abcde", timestamp: "soon", nonce: "n0nce-n0nce-n0nce", signature: "AA") == .failure(.signatureMalformed)
+        )
+        #expect(SDKRefusal.appKeyMissing.status.rawValue == -9)
+        #expect(SDKRefusal.signatureMismatch.status.rawValue == -11)
+        #expect(SDKRefusal.appDisabled.status.rawValue == -12)
+    }
+}

@@ -1,0 +1,334 @@
+import Foundation
+import GatehouseCore
+import GatehouseTestSupport
+import HTTPTypes
+import Testing
+
+/// The device-risk SDK's flow (seed 002) end to end over loopback HTTP, on both stores.
+@Suite struct DeviceRiskFlowTests {
+    struct AppCredentials {
+        let appKey: String
+        let secretKey: String
+        let serverSecret: String
+        var backend: HTTPFields {
+            [.authorization: "Basic " + Data("\(appKey):\(serverSecret)".utf8).base64EncodedString(), .contentType: "application/json"]
+        }
+    }
+
+    static func createApp(_ server: ServerFixture, events: [Int] = [3301]) async throws -> AppCredentials {
+        let created = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Shop","platforms":["ios"]}"#)
+        let app = try #require(created.json?["app"] as? [String: Any])
+        for event in events {
+            let registered = try await server.send(
+                .post,
+                "/v1/admin/apps/\(app["appKey"]!)/events",
+                body: #"{"eventId":\#(event),"name":"e\#(event)"}"#
+            )
+            #expect(registered.status == .created)
+        }
+        return AppCredentials(
+            appKey: try #require(app["appKey"] as? String),
+            secretKey: try #require(created.json?["secretKey"] as? String),
+            serverSecret: try #require(created.json?["serverSecret"] as? String)
+        )
+    }
+
+    /// Signs a `/v1/sdk` request the way docs/sdk-protocol.md says, with knobs to break it.
+    static func sdk(
+        _ server: ServerFixture,
+        _ app: AppCredentials,
+        _ path: String,
+        _ body: String,
+        secretKey: String? = nil,
+        timestamp: Int = Int(Date().timeIntervalSince1970),
+        nonce: String = "n-" + UUID().uuidString,
+        appKeyHeader: String?? = .none
+    ) async throws -> (status: HTTPResponse.Status, json: [String: Any]?) {
+        let canonical = SDKSignedRequest.canonical(method: "POST", path: path, timestamp: timestamp, nonce: nonce, body: Array(body.utf8))
+        var headers: HTTPFields = [
+            .contentType: "application/json",
+            HTTPField.Name("X-Gatehouse-Timestamp")!: String(timestamp),
+            HTTPField.Name("X-Gatehouse-Nonce")!: nonce,
+            HTTPField.Name("X-Gatehouse-Signature")!: SDKSignedRequest.sign(canonical: canonical, secretKey: secretKey ?? app.secretKey),
+        ]
+        switch appKeyHeader {
+        case .none: headers[HTTPField.Name("X-Gatehouse-AppKey")!] = app.appKey
+        case .some(.some(let value)): headers[HTTPField.Name("X-Gatehouse-AppKey")!] = value
+        case .some(.none): break
+        }
+        let response = try await server.send(.post, path, headers: headers, body: body)
+        return (response.status, response.json)
+    }
+
+    static func startDevice(
+        _ server: ServerFixture,
+        _ app: AppCredentials,
+        collectType: Int = 0,
+        clientID: String = "device-1",
+        signals: String = "{}"
+    )
+        async throws -> String
+    {
+        let body = """
+            {"deviceId":"\(clientID)","collectType":\(collectType),"platform":"ios","basic":{"model":"iPhone15,2","osVersion":"17.1","screen":"1179x2556"},
+             "unique":{"idfv":"IDFV-\(clientID)","idfa":"IDFA"},"extra":{"wifiSsid":"home","wifiBssid":"aa:bb:cc"},"environment":\(signals)}
+            """
+        let started = try await sdk(server, app, "/v1/sdk/device/start", body)
+        #expect(started.status == .ok && started.json?["code"] as? Int == 0)
+        return try #require(started.json?["deviceId"] as? String)
+    }
+
+    static func ztoken(
+        _ server: ServerFixture,
+        _ app: AppCredentials,
+        device: String,
+        event: Int = 3301,
+        account: String = "10538532"
+    ) async throws
+        -> String
+    {
+        let issued = try await sdk(server, app, "/v1/sdk/ztoken", #"{"deviceId":"\#(device)","eventId":\#(event),"accountId":"\#(account)"}"#)
+        #expect(issued.status == .ok && issued.json?["code"] as? Int == 0)
+        return try #require(issued.json?["z"] as? String)
+    }
+
+    static func query(
+        _ server: ServerFixture,
+        _ app: AppCredentials,
+        _ token: String,
+        event: Int = 3301,
+        account: String = "10538532"
+    )
+        async throws -> [String: Any]
+    {
+        let response = try await server.send(
+            .post,
+            "/v1/risk/query",
+            headers: app.backend,
+            body: #"{"ztoken":"\#(token)","eventId":\#(event),"accountId":"\#(account)","clientIp":"127.0.0.1","userAgent":"shop/1.0"}"#
+        )
+        #expect(response.status == .ok, "\(response.json ?? [:])")
+        return response.json ?? [:]
+    }
+
+    static func tags(_ decision: [String: Any]) -> [String] {
+        (decision["tags"] as? [[String: Any]] ?? []).compactMap { $0["tag"] as? String }
+    }
+
+    static func ztokenLookups(_ server: ServerFixture) async throws -> Double {
+        let text = String(buffer: try await server.client.execute(uri: "/metrics", method: .get).body)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("gatehouse_store_ztoken_lookups ") }
+        return Double(line?.split(separator: " ").last ?? "") ?? -1
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func theSeedFlowWorksEndToEnd(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Self.createApp(server)
+
+            // Every collection mode stores only the groups it allows and says which it dropped.
+            for mode in 0...7 {
+                let body = """
+                    {"deviceId":"mode-\(mode)","collectType":\(mode),"basic":{"model":"m"},"unique":{"idfv":"v-\(mode)"},"extra":{"wifiSsid":"s"}}
+                    """
+                let started = try await Self.sdk(server, app, "/v1/sdk/device/start", body)
+                #expect(started.json?["code"] as? Int == 0)
+                #expect(started.json?["ztokenTtlSeconds"] as? Int == 300)
+                let dropped = Set(started.json?["dropped"] as? [String] ?? [])
+                let expected = Set([(1, "basic"), (2, "unique"), (4, "extra")].filter { mode & $0.0 != 0 }.map(\.1))
+                #expect(dropped == expected, "mode \(mode)")
+                let stored = try await server.send(.get, "/v1/admin/apps/\(app.appKey)/devices/\(started.json?["deviceId"] as? String ?? "")")
+                #expect(stored.status == .ok)
+                #expect((stored.json?["basic"] != nil) == (mode & 1 == 0), "mode \(mode)")
+                #expect((stored.json?["unique"] != nil) == (mode & 2 == 0), "mode \(mode)")
+                #expect((stored.json?["extra"] != nil) == (mode & 4 == 0), "mode \(mode)")
+            }
+
+            // The same device re-initialising keeps its identity.
+            let device = try await Self.startDevice(server, app)
+            #expect(try await Self.startDevice(server, app) == device)
+
+            // A ztoken passes once, then reports replayed.
+            let token = try await Self.ztoken(server, app, device: device)
+            #expect(token.count < 100)
+            let first = try await Self.query(server, app, token)
+            #expect(first["tokenState"] as? String == "fresh")
+            #expect(first["decision"] as? String == "pass" && first["score"] as? Int == 0)
+            #expect((first["device"] as? [String: Any])?["deviceId"] as? String == device)
+            let again = try await Self.query(server, app, token)
+            #expect(again["tokenState"] as? String == "replayed")
+            #expect(again["decision"] as? String == "reject" && Self.tags(again).contains("token.replayed"))
+
+            // A forged token is refused without touching the ztoken table.
+            let lookupsBefore = try await Self.ztokenLookups(server)
+            var forged = Array(token)
+            forged[30] = forged[30] == "A" ? "B" : "A"
+            let refused = try await Self.query(server, app, String(forged))
+            #expect(refused["tokenState"] as? String == "forged" && refused["decision"] as? String == "reject")
+            #expect(try await Self.ztokenLookups(server) == lookupsBefore)
+
+            // The stored decision reads back for the backend and in the admin listing.
+            let decisionID = try #require(first["decisionId"] as? String)
+            let stored = try await server.send(.get, "/v1/risk/decisions/\(decisionID)", headers: app.backend)
+            #expect(stored.json?["tokenState"] as? String == "fresh" && stored.json?["userAgent"] as? String == "shop/1.0")
+            let listed = try await server.send(.get, "/v1/admin/risk/decisions?appKey=\(app.appKey)&decision=reject")
+            #expect((listed.json?["items"] as? [Any])?.count == 2)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func velocityDeviceSignalsDenyListsAndTheBridgeShowUpInDecisions(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Self.createApp(server)
+            let rules = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/risk/rules", body: #"{"maxDeviceEventsPerMinute":3}"#)
+            #expect((rules.json?["effective"] as? [String: Any])?["maxDeviceEventsPerMinute"] as? Int == 3)
+
+            let device = try await Self.startDevice(server, app, signals: #"{"jailbreak":true}"#)
+            var last = ""
+            for _ in 0..<4 { last = try await Self.ztoken(server, app, device: device) }
+            let busy = try await Self.query(server, app, last)
+            #expect(Self.tags(busy) == ["device.jailbreak", "velocity.device_events_per_minute"])
+            #expect(busy["decision"] as? String == "reject" && busy["score"] as? Int == 80)
+
+            let listed = try await server.send(
+                .post,
+                "/v1/admin/apps/\(app.appKey)/risk/lists",
+                body: #"{"list":"deny","type":"account","value":"mallory"}"#
+            )
+            #expect(listed.status == .created)
+            let clean = try await Self.startDevice(server, app, clientID: "clean")
+            let denied = try await Self.query(server, app, try await Self.ztoken(server, app, device: clean, account: "mallory"), account: "mallory")
+            #expect(Self.tags(denied).contains("list.deny") && denied["decision"] as? String == "reject")
+
+            let bridged = try await Self.sdk(
+                server,
+                app,
+                "/v1/sdk/ztoken/bridge",
+                #"{"deviceId":"\#(clean)","js":"{\"eventId\":\"3301\",\"page\":\"cart\"}","url":"https://shop.example/cart","c":"cuid-1","a":"alice"}"#
+            )
+            #expect(bridged.json?["code"] as? Int == 0)
+            let fromPage = try await Self.query(server, app, try #require(bridged.json?["z"] as? String), account: "alice")
+            #expect(fromPage["tokenState"] as? String == "fresh" && fromPage["pageUrl"] as? String == "https://shop.example/cart")
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func sdkRefusalsCarryTheSDKCodesAndWriteNothing(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Self.createApp(server)
+            let device = try await Self.startDevice(server, app)
+            let ztoken = "/v1/sdk/ztoken"
+            let good = #"{"deviceId":"\#(device)","eventId":3301,"accountId":"u1"}"#
+            let reused = "nonce-used-once-0001"
+            _ = try await Self.sdk(server, app, ztoken, good, nonce: reused)
+            let cases: [(String, (status: HTTPResponse.Status, json: [String: Any]?), Int, String)] = [
+                ("no appKey", try await Self.sdk(server, app, ztoken, good, appKeyHeader: .some(nil)), -9, "appkey_empty"),
+                ("unknown appKey", try await Self.sdk(server, app, ztoken, good, appKeyHeader: "zzzzz"), -12, "appkey_invalid"),
+                (
+                    "bad signature", try await Self.sdk(server, app, ztoken, good, secretKey: String(repeating: "x", count: 32)), -11,
+                    "signature_mismatch"
+                ),
+                (
+                    "stale timestamp", try await Self.sdk(server, app, ztoken, good, timestamp: Int(Date().timeIntervalSince1970) - 301), -11,
+                    "timestamp_outside_window"
+                ),
+                ("reused nonce", try await Self.sdk(server, app, ztoken, good, nonce: reused), -11, "nonce_reused"),
+                (
+                    "unregistered event", try await Self.sdk(server, app, ztoken, #"{"deviceId":"\#(device)","eventId":3350,"accountId":"u1"}"#), -10,
+                    "event_not_registered"
+                ),
+                (
+                    "event 3299", try await Self.sdk(server, app, ztoken, #"{"deviceId":"\#(device)","eventId":3299,"accountId":"u1"}"#), -10,
+                    "invalid_event_id"
+                ),
+                ("missing account", try await Self.sdk(server, app, ztoken, #"{"deviceId":"\#(device)","eventId":3301}"#), -10, "invalid_body"),
+                (
+                    "unstarted device",
+                    try await Self.sdk(server, app, ztoken, #"{"deviceId":"AAAAAAAAAAAAAAAAAAAAAA","eventId":3301,"accountId":"u1"}"#), -10,
+                    "invalid_device_id"
+                ),
+                (
+                    "oversize device data",
+                    try await Self.sdk(
+                        server,
+                        app,
+                        "/v1/sdk/device/start",
+                        #"{"deviceId":"x","collectType":0,"basic":{"model":"\#(String(repeating: "m", count: 5000))"}}"#
+                    ), -10, "body_too_large"
+                ),
+                (
+                    "long device field",
+                    try await Self.sdk(
+                        server,
+                        app,
+                        "/v1/sdk/device/start",
+                        #"{"deviceId":"x","collectType":0,"basic":{"model":"\#(String(repeating: "m", count: 300))"}}"#
+                    ), -10, "invalid_device_data"
+                ),
+                (
+                    "collect type 8", try await Self.sdk(server, app, "/v1/sdk/device/start", #"{"deviceId":"x","collectType":8}"#), -10,
+                    "invalid_collect_type"
+                ),
+                (
+                    "bridge without event",
+                    try await Self.sdk(
+                        server,
+                        app,
+                        "/v1/sdk/ztoken/bridge",
+                        #"{"deviceId":"\#(device)","js":"{}","url":"https://a.example","c":"c","a":"a"}"#
+                    ), -10, "invalid_bridge_parameters"
+                ),
+            ]
+            for (name, response, code, reason) in cases {
+                #expect(response.json?["code"] as? Int == code, "\(name): \(response.json ?? [:])")
+                #expect(response.json?["reason"] as? String == reason, "\(name)")
+                #expect((400..<500).contains(Int(response.status.code)), "\(name)")
+            }
+            #expect(try await server.send(.get, "/v1/admin/apps/\(app.appKey)/devices/x").status == .badRequest)
+
+            _ = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/disable")
+            let disabled = try await Self.sdk(server, app, ztoken, good)
+            #expect(disabled.json?["code"] as? Int == -12 && disabled.json?["reason"] as? String == "app_disabled")
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func badTokensAndBadQueriesAreRefusedClearly(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Self.createApp(server)
+            let other = try await Self.createApp(server)
+            let device = try await Self.startDevice(server, app)
+            let token = try await Self.ztoken(server, app, device: device)
+            let foreignDevice = try await Self.startDevice(server, other)
+            let foreign = try await Self.ztoken(server, other, device: foreignDevice)
+            let states: [(String, String)] = [
+                (String(repeating: "A", count: 200), "forged"), ("%%%not-base64%%%", "forged"), (String(token.dropLast(10)), "forged"),
+                (foreign, "wrongApp"),
+            ]
+            for (candidate, state) in states {
+                let decision = try await Self.query(server, app, candidate)
+                #expect(decision["tokenState"] as? String == state)
+                #expect(decision["decision"] as? String == "reject")
+            }
+            #expect(try await Self.query(server, app, token, event: 3300)["tokenState"] as? String == "wrongEvent")
+            #expect(try await Self.query(server, app, token, account: "someone-else")["tokenState"] as? String == "wrongAccount")
+            // None of those consumed the real token.
+            #expect(try await Self.query(server, app, token)["tokenState"] as? String == "fresh")
+
+            let bad: [(String, Int, String)] = [
+                (#"{"ztoken":"x","eventId":3301,"accountId":"u","clientIp":"not-an-ip"}"#, 400, "invalid_ip_address"),
+                (#"{"ztoken":"x","eventId":3401,"accountId":"u","clientIp":"1.2.3.4"}"#, 400, "invalid_event_id"),
+                (#"{"ztoken":"x","eventId":3301,"clientIp":"1.2.3.4"}"#, 400, "invalid_body"),
+                (#"{"ztoken":"x","eventId":3301,"accountId":"u","clientIp":"1.2.3.4","extra":1}"#, 400, "unknown_field"),
+            ]
+            for (body, status, code) in bad {
+                let response = try await server.send(.post, "/v1/risk/query", headers: app.backend, body: body)
+                #expect(Int(response.status.code) == status && response.json?["code"] as? String == code, "\(body)")
+            }
+            let unauthenticated = try await server.send(.post, "/v1/risk/query", headers: [.contentType: "application/json"], body: "{}")
+            #expect(unauthenticated.status == .unauthorized)
+            let missing = try await server.send(.get, "/v1/risk/decisions/\(UUID().uuidString)", headers: app.backend)
+            #expect(missing.status == .notFound && missing.json?["code"] as? String == "decision_not_found")
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import GatehouseCore
+import GatehouseTestSupport
+import Testing
+
+@testable import GatehouseStore
+
+/// The device-risk half of the store contract, against both stores.
+@Suite struct DeviceRiskStoreTests {
+    let box = try! SecretBox(masterKey: Array(repeating: 6, count: 32))
+    let origin = ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
+    let now = Date(millisecondsSince1970: 1_800_000_000_000)
+
+    func seed(_ store: SQLStore) async throws -> (App, Device) {
+        var generator = SystemRandomNumberGenerator()
+        let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
+        let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
+        try await store.createApp(app, secrets: [], audit: audit)
+        let report = DeviceReport(
+            clientDeviceID: "client-1",
+            mode: .noExtraData,
+            basic: BasicDeviceData(model: "iPhone"),
+            unique: UniqueDeviceData(idfv: "V"),
+            extra: ExtraDeviceData(wifiSsid: "home"),
+            environment: [.vpn]
+        )
+        let start = try DeviceStart.decide(report: report, app: app, address: "198.51.100.7", at: now, keys: ServerKeys(box: box))
+        return (app, try await store.upsertDevice(start.device))
+    }
+
+    func issue(
+        _ store: SQLStore,
+        app: App,
+        device: Device,
+        account: String = "u1",
+        from address: String? = "198.51.100.7",
+        at time: Date? = nil
+    )
+        async throws -> ZTokenClaims
+    {
+        var generator = SystemRandomNumberGenerator()
+        let accountID = try AccountID(validating: account)
+        let issued = ZToken.issue(
+            app: app.id,
+            device: device.id,
+            event: try EventID(validating: 3301),
+            account: accountID,
+            ttlSeconds: 300,
+            at: time ?? now,
+            key: ServerKeys(box: box).ztoken,
+            using: &generator
+        )
+        try await store.recordIssuedZToken(
+            IssuedZToken(appID: app.id, claims: issued.claims, accountID: accountID, issuedFrom: address, pageURL: nil)
+        )
+        return issued.claims
+    }
+
+    /// A judge that records what the store found, as the real one does.
+    static func record(_ keys: RiskQueryKeys, _ context: RiskContext) -> RiskDecisionRecord {
+        let state: ZTokenState =
+            switch context.consumption {
+            case .consumed: .fresh
+            case .alreadyConsumed: .replayed
+            case .missing, nil: .forged
+            }
+        return RiskDecisionRecord(
+            id: UUID(),
+            appID: keys.appID,
+            eventID: keys.eventID,
+            accountID: keys.accountID,
+            deviceID: keys.deviceID,
+            tokenID: keys.tokenID,
+            tokenState: state,
+            clientAddress: keys.clientAddress,
+            userAgent: nil,
+            pageURL: nil,
+            verdict: RiskVerdict(decision: state == .fresh ? .pass : .reject, score: state == .fresh ? 0 : 100, tags: []),
+            decidedAt: keys.now
+        )
+    }
+
+    func keys(_ app: App, _ claims: ZTokenClaims?, account: String = "u1", at time: Date? = nil) throws -> RiskQueryKeys {
+        RiskQueryKeys(
+            appID: app.id,
+            eventID: try EventID(validating: 3301),
+            accountID: try AccountID(validating: account),
+            tokenID: claims?.tokenID,
+            deviceID: claims?.deviceID,
+            clientAddress: "198.51.100.7",
+            now: time ?? now.addingTimeInterval(1)
+        )
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func devicesKeepFirstSeenAndOnlyTheirLatestAllowedGroups(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            #expect(device.basic?.model == "iPhone" && device.unique?.idfv == "V" && device.extra == nil)
+            var later = device
+            later.lastSeen = now.addingTimeInterval(60)
+            later.firstSeen = now.addingTimeInterval(60)
+            later.basic = nil
+            later.mode = [.noBasicData, .noExtraData]
+            let stored = try await store.upsertDevice(later)
+            #expect(stored.firstSeen == now && stored.lastSeen == now.addingTimeInterval(60))
+            #expect(stored.basic == nil && stored.mode.rawValue == 5)
+            #expect(try await store.device(appID: app.id, id: device.id) == stored)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func aNonceIsUsableOnce(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-0000000001", expiresAt: now))
+            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-0000000001", expiresAt: now) == false)
+            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-0000000002", expiresAt: now))
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func sixtyFourConcurrentQueriesConsumeOneTokenExactlyOnce(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            let claims = try await issue(store, app: app, device: device)
+            let queryKeys = try keys(app, claims)
+            let states = try await withThrowingTaskGroup(of: ZTokenState.self) { group in
+                for _ in 0..<64 {
+                    group.addTask { try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.tokenState }
+                }
+                return try await group.reduce(into: [ZTokenState]()) { $0.append($1) }
+            }
+            #expect(states.filter { $0 == .fresh }.count == 1)
+            #expect(states.filter { $0 == .replayed }.count == 63)
+            let stored = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 200)
+            #expect(stored.count == 64)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func aQueryWithoutATokenNeverTouchesTheTokenTable(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            let before = store.ztokenLookups
+            let queryKeys = try keys(app, nil)
+            let record = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
+            #expect(record.tokenState == .forged)
+            #expect(store.ztokenLookups == before)
+            #expect(try await store.decision(appID: app.id, id: record.id) == record)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func velocityCountsIssuedTokens(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            for account in ["a", "b", "c"] { _ = try await issue(store, app: app, device: device, account: account) }
+            _ = try await issue(store, app: app, device: device, account: "old", at: now.addingTimeInterval(-7200))
+            let claims = try await issue(store, app: app, device: device, account: "a")
+            let queryKeys = try keys(app, claims, account: "a")
+            let velocity = try await store.database.transaction { transaction in
+                try await SQLStore.velocity(queryKeys, deviceID: device.id, in: transaction)
+            }
+            #expect(velocity == Velocity(deviceEventsLastMinute: 4, deviceAccountsLastDay: 4, accountDevicesLastDay: 1, ipDevicesLastHour: 1))
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func listsRulesAndSettingsAreAuditedChanges(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            let audit = origin.entry(at: now, action: "test", targetType: "t", targetID: "x", appID: app.id, before: nil, after: nil)
+            let entry = try RiskListEntry.draft(app: app, kind: "deny", subject: "cidr", value: "10.1.2.3/8", note: "office", at: now)
+            #expect(entry.value == "10.1.2.3/8")
+            try await store.addListEntry(entry, audit: audit)
+            await #expect(throws: StoreError.self) { try await store.addListEntry(entry, audit: audit) }
+            #expect(try await store.listEntries(appID: app.id) == [entry])
+            try await store.removeListEntry(appID: app.id, id: entry.id, audit: audit)
+            await #expect(throws: StoreError.notFound("no list entry \(entry.id)")) {
+                try await store.removeListEntry(appID: app.id, id: entry.id, audit: audit)
+            }
+            let rules = RiskRules(reviewAt: 30, weights: ["device.vpn": 25])
+            try await store.setRiskRules(appID: app.id, scope: 0, rules: rules, at: now, audit: audit)
+            try await store.setRiskRules(appID: app.id, scope: 3301, rules: RiskRules(rejectAt: 50), at: now, audit: audit)
+            #expect(try await store.riskRules(appID: app.id) == [0: rules, 3301: RiskRules(rejectAt: 50)])
+            var updated = app
+            updated.settings = AppSettings(ztokenTTLSeconds: 60, retentionDays: 7)
+            try await store.updateSettings(of: app, to: updated, audit: audit)
+            #expect(try await store.app(withKey: app.appKey)?.settings == updated.settings)
+            // add, remove, two rule changes, settings: five audited changes after the app's creation.
+            #expect(try await store.auditRecords(before: nil, appID: app.id, limit: 50).count == 6)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func decisionsFilterAndPageNewestFirst(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            for second in 0..<5 {
+                let queryKeys = try keys(app, nil, account: second.isMultiple(of: 2) ? "even" : "odd", at: now.addingTimeInterval(Double(second)))
+                _ = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
+            }
+            let first = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 2)
+            let last = first.last!
+            let rest = try await store.decisions(
+                matching: DecisionFilter(appID: app.id),
+                after: DecisionCursor(decidedAt: last.decidedAt, id: last.id),
+                limit: 10
+            )
+            let times = (first + rest).map(\.decidedAt)
+            #expect(times.count == 5 && times == times.sorted(by: >))
+            let even = try await store.decisions(matching: DecisionFilter(accountID: try AccountID(validating: "even")), after: nil, limit: 10)
+            #expect(even.count == 3)
+            let window = try await store.decisions(
+                matching: DecisionFilter(appID: app.id, from: now.addingTimeInterval(1), to: now.addingTimeInterval(3)),
+                after: nil,
+                limit: 10
+            )
+            #expect(window.count == 2)
+            #expect(try await store.decisions(matching: DecisionFilter(decision: .pass), after: nil, limit: 10).isEmpty)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func thePurgeRemovesWhatIsPastRetention(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            _ = try await issue(store, app: app, device: device, at: now.addingTimeInterval(-31 * 86_400))
+            let recent = try await issue(store, app: app, device: device)
+            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)))
+            let oldKeys = try keys(app, nil, at: now.addingTimeInterval(-40 * 86_400))
+            _ = try await store.recordRiskDecision(oldKeys) { Self.record(oldKeys, $0) }
+            let report = try await store.purgeExpired(at: now)
+            #expect(report == PurgeReport(ztokens: 1, decisions: 1, nonces: 1))
+            let recentKeys = try keys(app, recent)
+            #expect(try await store.recordRiskDecision(recentKeys) { Self.record(recentKeys, $0) }.tokenState == .fresh)
+        }
+    }
+}
