@@ -20,6 +20,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
         case invalidIPAddress = "invalid_ip_address"
+        case invalidZToken = "invalid_ztoken"
         case invalidDeviceID = "invalid_device_id"
         case appDisabled = "app_disabled"
         case masterKeyInvalid = "master_key_invalid"

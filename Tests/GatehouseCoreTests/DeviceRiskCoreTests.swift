@@ -132,7 +132,7 @@ import Testing
 }
 
 @Suite struct RiskEngineTests {
-    let rules = try! RiskRules.effective(app: nil, event: nil)
+    let rules = RiskRules.effective(app: nil, event: nil)
     let device = Device(
         appID: AppID(UUID()),
         id: DeviceID(bytes: Array(repeating: 1, count: 16)),
@@ -197,7 +197,7 @@ import Testing
     @Test func rulesLayerEventOverAppOverDefaults() throws {
         let app = RiskRules(reviewAt: 20, weights: ["device.proxy": 50])
         let event = RiskRules(rejectAt: 45)
-        let effective = try RiskRules.effective(app: app, event: event)
+        let effective = RiskRules.effective(app: app, event: event)
         #expect(effective.reviewAt == 20 && effective.rejectAt == 45)
         #expect(effective.weights[.deviceProxy] == 50 && effective.weights[.deviceVPN] == 10)
         #expect(throws: DomainError.self) { try RiskRules(weights: ["token.forged": 1]).validated() }

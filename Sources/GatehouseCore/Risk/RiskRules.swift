@@ -108,7 +108,7 @@ public struct RiskRules: Equatable, Sendable, Codable {
     }
 
     /// Resolves event rules over app rules over the defaults, field by field.
-    public static func effective(app: RiskRules?, event: RiskRules?) throws(DomainError) -> EffectiveRiskRules {
+    public static func effective(app: RiskRules?, event: RiskRules?) -> EffectiveRiskRules {
         let base = defaults
         func pick(_ path: KeyPath<RiskRules, Int?>, _ fallback: Int) -> Int {
             event?[keyPath: path] ?? app?[keyPath: path] ?? fallback
@@ -128,9 +128,7 @@ public struct RiskRules: Equatable, Sendable, Codable {
             maxIPDevicesPerHour: pick(\.maxIPDevicesPerHour, base.maxIPDevicesPerHour),
             weights: weights
         )
-        guard rules.reviewAt <= rules.rejectAt else {
-            throw DomainError(.invalidRiskRules, "reviewAt (\(rules.reviewAt)) may not exceed rejectAt (\(rules.rejectAt)).", field: "reviewAt")
-        }
+        // reviewAt at or above rejectAt is allowed: it means there is no review band.
         return rules
     }
 }

@@ -12,7 +12,13 @@ struct RiskController {
             let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
             let input = try await JSONBody.decode(Components.Schemas.RiskQuery.self, from: request, context: context)
             let outcome = try await risk.query(
-                .init(ztoken: input.ztoken, eventID: input.eventId, accountID: input.accountId, clientIP: input.clientIp, userAgent: input.userAgent),
+                .init(
+                    ztoken: input.ztoken,
+                    eventID: input.eventId,
+                    accountID: input.accountId,
+                    clientIP: input.clientIp.value1 ?? input.clientIp.value2 ?? "",
+                    userAgent: input.userAgent
+                ),
                 app: app
             )
             return try JSONBody.response(Components.Schemas.RiskDecisionView(outcome.record, appKey: app.appKey, device: outcome.device))

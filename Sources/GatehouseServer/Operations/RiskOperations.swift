@@ -45,8 +45,12 @@ public struct RiskOperations: Sendable {
         guard let address = IPAddress(query.clientIP) else {
             throw DomainError(.invalidIPAddress, "clientIp is an IPv4 or IPv6 address.", field: "clientIp")
         }
-        if let agent = query.userAgent, agent.utf8.count > 512 || agent.hasControlCharacters {
-            throw DomainError(.invalidDeviceData, "userAgent is at most 512 bytes without control characters.", field: "userAgent")
+        if let agent = query.userAgent, agent.unicodeScalars.count > 512 || agent.hasControlCharacters {
+            throw DomainError(.invalidDeviceData, "userAgent is at most 512 characters without control characters.", field: "userAgent")
+        }
+        // Anything up to 512 characters gets a decision (a malformed token is `forged`); longer is no token.
+        guard (1...512).contains(query.ztoken.unicodeScalars.count) else {
+            throw DomainError(.invalidZToken, "ztoken is 1 to 512 characters.", field: "ztoken")
         }
         let now = clock.now()
         let (checked, claims) = ZToken.check(query.ztoken, app: app.id, event: event, account: account, at: now, key: keys.ztoken)
@@ -80,7 +84,7 @@ public struct RiskOperations: Sendable {
                 clientAddress: address.description,
                 listHits: hits
             )
-            let verdict = RiskEngine.judge(inputs, rules: try RiskRules.effective(app: context.appRules, event: context.eventRules))
+            let verdict = RiskEngine.judge(inputs, rules: RiskRules.effective(app: context.appRules, event: context.eventRules))
             return RiskDecisionRecord(
                 id: UUID(),
                 appID: app.id,
@@ -143,13 +147,12 @@ public struct RiskOperations: Sendable {
         var events: [(event: RegisteredEvent, rules: RiskRules?, effective: EffectiveRiskRules)] = []
         for event in try await store.events(of: app.id) {
             let own = stored[event.eventID.rawValue]
-            events.append((event, own, try RiskRules.effective(app: stored[0], event: own)))
+            events.append((event, own, RiskRules.effective(app: stored[0], event: own)))
         }
-        return RulesView(app: app, appRules: stored[0], appEffective: try RiskRules.effective(app: stored[0], event: nil), events: events)
+        return RulesView(app: app, appRules: stored[0], appEffective: RiskRules.effective(app: stored[0], event: nil), events: events)
     }
 
-    /// Replaces the app's rules (eventID nil) or one registered event's, after checking that every
-    /// event's effective rules stay coherent.
+    /// Replaces the app's rules (eventID nil) or one registered event's.
     public func setRules(_ appKey: String, eventID: Int?, rules: RiskRules, origin: ChangeOrigin) async throws -> RulesView {
         let app = try await apps.app(appKey)
         let validated = try rules.validated()
@@ -162,11 +165,7 @@ public struct RiskOperations: Sendable {
             }
             scope = event.rawValue
         }
-        var stored = try await store.riskRules(appID: app.id)
-        let before = stored[scope]
-        stored[scope] = validated
-        _ = try RiskRules.effective(app: stored[0], event: nil)
-        for event in events { _ = try RiskRules.effective(app: stored[0], event: stored[event.eventID.rawValue]) }
+        let before = try await store.riskRules(appID: app.id)[scope]
         let now = clock.now()
         let audit = origin.entry(
             at: now,

@@ -151,10 +151,10 @@ enum BridgeRequest {
     }
 
     static func eventID(fromPageJSON js: String) throws(DomainError) -> Int {
-        guard js.utf8.count <= 4096, let page = try? JSONDecoder().decode(PageJSON.self, from: Data(js.utf8)) else {
+        guard js.unicodeScalars.count <= 4096, let page = try? JSONDecoder().decode(PageJSON.self, from: Data(js.utf8)) else {
             throw DomainError(
                 .invalidBridgeParameters,
-                "js is the page's JSON object (at most 4096 bytes) naming the event as \"eventId\": 3300 to 3400.",
+                "js is the page's JSON object (at most 4096 characters) naming the event as \"eventId\": 3300 to 3400.",
                 field: "js"
             )
         }
@@ -162,9 +162,9 @@ enum BridgeRequest {
     }
 
     static func validate(url: String, cuid: String) throws(DomainError) {
-        guard url.utf8.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+        guard url.unicodeScalars.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
             parsed.host != nil
-        else { throw DomainError(.invalidBridgeParameters, "url is the page's http(s) URL, at most 2048 bytes.", field: "url") }
+        else { throw DomainError(.invalidBridgeParameters, "url is the page's http(s) URL, at most 2048 characters.", field: "url") }
         guard (1...128).contains(cuid.unicodeScalars.count), !cuid.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw DomainError(.invalidBridgeParameters, "c (the CUID) is 1 to 128 characters.", field: "c")
         }
