@@ -82,4 +82,27 @@ public struct GatehouseBackendClient: Sendable {
     public func whoami() async throws -> Components.Schemas.BackendIdentity {
         try await unwrapping { try await client.backendWhoami().ok.body.json }
     }
+
+    /// Judges (and consumes) a ztoken the app sent with a protected request.
+    public func queryRisk(
+        ztoken: String,
+        eventID: Int,
+        accountID: String,
+        clientIP: String,
+        userAgent: String? = nil
+    ) async throws -> Components.Schemas.RiskDecisionView {
+        let body = Components.Schemas.RiskQuery(
+            ztoken: ztoken,
+            eventId: eventID,
+            accountId: accountID,
+            clientIp: .init(value1: clientIP),
+            userAgent: userAgent
+        )
+        return try await unwrapping { try await client.queryRisk(body: .json(body)).ok.body.json }
+    }
+
+    /// A decision stored earlier for this app.
+    public func decision(_ id: String) async throws -> Components.Schemas.RiskDecisionView {
+        try await unwrapping { try await client.getRiskDecision(path: .init(decisionId: id)).ok.body.json }
+    }
 }

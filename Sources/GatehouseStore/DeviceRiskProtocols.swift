@@ -105,7 +105,7 @@ public protocol DeviceRiskStore: Sendable {
     func recordRiskDecision(
         _ keys: RiskQueryKeys,
         judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
-    ) async throws -> RiskDecisionRecord
+    ) async throws -> RecordedRiskDecision
     func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
     /// Newest first, strictly after `cursor` in that order.
     func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [RiskDecisionRecord]
@@ -123,6 +123,12 @@ public protocol DeviceRiskStore: Sendable {
     func purgeExpired(at now: Date) async throws -> PurgeReport?
     /// How many times a ztoken row was read or written by a risk query: a forged token must not move it.
     var ztokenLookups: Int { get }
+}
+
+/// A stored decision with what it was judged from (so the caller need not read the device again).
+public struct RecordedRiskDecision: Sendable {
+    public let record: RiskDecisionRecord
+    public let context: RiskContext
 }
 
 public struct PurgeReport: Sendable, Equatable {

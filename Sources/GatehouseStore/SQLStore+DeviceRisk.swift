@@ -60,7 +60,7 @@ extension SQLStore: DeviceRiskStore {
     public func recordRiskDecision(
         _ keys: RiskQueryKeys,
         judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
-    ) async throws -> RiskDecisionRecord {
+    ) async throws -> RecordedRiskDecision {
         if keys.tokenID != nil { ztokenLookupCounter.wrappingIncrement(ordering: .relaxed) }
         do {
             return try await database.transaction { transaction in
@@ -82,7 +82,7 @@ extension SQLStore: DeviceRiskStore {
                 )
                 let record = try judge(context)
                 try await Self.insertDecision(record, in: transaction)
-                return record
+                return RecordedRiskDecision(record: record, context: context)
             }
         } catch let error as StoreError {
             throw error

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseClient
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPTypes
@@ -312,8 +313,11 @@ import Testing
             }
             #expect(try await Self.query(server, app, token, event: 3300)["tokenState"] as? String == "wrongEvent")
             #expect(try await Self.query(server, app, token, account: "someone-else")["tokenState"] as? String == "wrongAccount")
-            // None of those consumed the real token.
-            #expect(try await Self.query(server, app, token)["tokenState"] as? String == "fresh")
+            // None of those consumed the real token; the Swift client sees it fresh, then reads it back.
+            let backend = GatehouseBackendClient(serverURL: server.baseURL, appKey: app.appKey, serverSecret: app.serverSecret)
+            let fresh = try await backend.queryRisk(ztoken: token, eventID: 3301, accountID: "10538532", clientIP: "2001:db8::1")
+            #expect(fresh.tokenState == .fresh && fresh.tags.map(\.tag) == ["network.ip_changed"])
+            #expect(try await backend.decision(fresh.decisionId).decisionId == fresh.decisionId)
 
             let bad: [(String, Int, String)] = [
                 (#"{"ztoken":"x","eventId":3301,"accountId":"u","clientIp":"not-an-ip"}"#, 400, "invalid_ip_address"),

@@ -127,7 +127,7 @@ import Testing
             let queryKeys = try keys(app, claims)
             let states = try await withThrowingTaskGroup(of: ZTokenState.self) { group in
                 for _ in 0..<64 {
-                    group.addTask { try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.tokenState }
+                    group.addTask { try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record.tokenState }
                 }
                 return try await group.reduce(into: [ZTokenState]()) { $0.append($1) }
             }
@@ -144,7 +144,7 @@ import Testing
             let (app, _) = try await seed(store)
             let before = store.ztokenLookups
             let queryKeys = try keys(app, nil)
-            let record = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
+            let record = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record
             #expect(record.tokenState == .forged)
             #expect(store.ztokenLookups == before)
             #expect(try await store.decision(appID: app.id, id: record.id) == record)
@@ -234,7 +234,7 @@ import Testing
             let report = try await store.purgeExpired(at: now)
             #expect(report == PurgeReport(ztokens: 1, decisions: 1, nonces: 1))
             let recentKeys = try keys(app, recent)
-            #expect(try await store.recordRiskDecision(recentKeys) { Self.record(recentKeys, $0) }.tokenState == .fresh)
+            #expect(try await store.recordRiskDecision(recentKeys) { Self.record(recentKeys, $0) }.record.tokenState == .fresh)
         }
     }
 }

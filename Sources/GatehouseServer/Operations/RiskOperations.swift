@@ -64,8 +64,7 @@ public struct RiskOperations: Sendable {
             clientAddress: address.description,
             now: now
         )
-        var seenDevice: Device?
-        let record = try await store.recordRiskDecision(keys) { context in
+        let recorded = try await store.recordRiskDecision(keys) { context in
             var state = checked
             var issuedFrom: String?
             var pageURL: String?
@@ -100,10 +99,7 @@ public struct RiskOperations: Sendable {
                 decidedAt: now
             )
         }
-        if let deviceID = record.deviceID, consumes {
-            seenDevice = try await store.device(appID: app.id, id: deviceID)
-        }
-        return Outcome(record: record, device: seenDevice)
+        return Outcome(record: recorded.record, device: recorded.context.device)
     }
 
     public func decision(app: App, id: String) async throws -> RiskDecisionRecord {
