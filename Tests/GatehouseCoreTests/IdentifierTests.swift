@@ -87,3 +87,21 @@ import Testing
         #expect(throws: DomainError.self) { try PageSize(validating: 201) }
     }
 }
+
+@Suite struct RFC3339Tests {
+    @Test func parsesWhatJSONSchemaCallsADateTime() throws {
+        #expect(RFC3339.parse("1970-01-01T00:00:00Z") == Date(timeIntervalSince1970: 0))
+        #expect(RFC3339.parse("2026-11-22T10:00:00+01:00") == RFC3339.parse("2026-11-22T09:00:00Z"))
+        #expect(RFC3339.parse("2024-02-29t12:00:00.250z")?.timeIntervalSince1970 == 1_709_208_000.25)
+        let odd = try #require(RFC3339.parse("0155-05-15T19:28:50.2243-21:27"))
+        #expect(odd < Date(timeIntervalSince1970: 0))
+    }
+
+    @Test(arguments: [
+        "", "2026-11-22", "2026-13-01T00:00:00Z", "2023-02-29T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T10:00:00", "2026-11-22T10:00:00.Z",
+        "2026-11-22T10:00:00Zjunk",
+    ])
+    func refusesWhatIsNot(text: String) {
+        #expect(RFC3339.parse(text) == nil)
+    }
+}

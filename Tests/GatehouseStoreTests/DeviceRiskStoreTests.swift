@@ -237,4 +237,18 @@ import Testing
             #expect(try await store.recordRiskDecision(recentKeys) { Self.record(recentKeys, $0) }.record.tokenState == .fresh)
         }
     }
+
+    @Test func onlyOneInstancePurgesAtATimeOnPostgreSQL() async throws {
+        guard TestStoreKind.available.contains(.postgres) else { return }
+        try await withMigratedStore(.postgres) { (first, database) async throws in
+            try await StoreService.withStore(database.location, logger: TestDatabase.logger) { (second) async throws in
+                // While one instance holds the purge lock, another skips its round.
+                let skipped = try await first.database.ifUnlocked(SQLStore.purgeLockKey) { _ in
+                    try await second.purgeExpired(at: now)
+                }
+                #expect(skipped == .some(nil))
+                #expect(try await second.purgeExpired(at: now) == PurgeReport(ztokens: 0, decisions: 0, nonces: 0))
+            }
+        }
+    }
 }

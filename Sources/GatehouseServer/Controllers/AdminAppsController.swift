@@ -110,7 +110,7 @@ enum Query {
     /// An RFC 3339 time such as `2026-11-22T10:00:00Z`.
     static func date(_ query: Parameters, _ name: String) throws -> Date? {
         guard let text = query.get(name) else { return nil }
-        guard let date = try? Date(text, strategy: .iso8601) else {
+        guard let date = RFC3339.parse(text) else {
             throw Problem.badParameter(name, "\(name) is an RFC 3339 time such as 2026-11-22T10:00:00Z.")
         }
         return date
