@@ -98,7 +98,7 @@ public struct AppDraft: Equatable, Sendable {
         guard nameLength.contains(name.unicodeScalars.count) else {
             throw DomainError(code, "A name is 1 to 100 characters.", field: field)
         }
-        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+        guard !name.hasControlCharacters else {
             throw DomainError(code, "A name may not contain control characters.", field: field)
         }
         guard let first = name.unicodeScalars.first, let last = name.unicodeScalars.last,

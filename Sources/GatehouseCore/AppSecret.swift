@@ -70,6 +70,13 @@ public struct SealedSecret: Equatable, Sendable {
         )
     }
 
+    /// The plaintext of every live version of `kind`, by version; versions that do not open are skipped.
+    public static func livePlaintexts(of kind: SecretKind, among secrets: [SealedSecret], at now: Date, box: SecretBox) -> [(Int, String)] {
+        secrets.filter { $0.kind == kind && $0.isLive(at: now) }.compactMap { secret in
+            (try? secret.open(with: box)).map { (secret.version, $0) }
+        }
+    }
+
     public func open(with box: SecretBox) throws(DomainError) -> String {
         let bytes = try box.open(sealed, context: Self.sealingContext(appID: appID, kind: kind, version: version))
         return String(decoding: bytes, as: UTF8.self)
@@ -153,10 +160,9 @@ public enum SecretVerifier {
     ) -> Int? {
         let presentedBytes = Array(presented.utf8)
         var matched: Int?
-        // Every live version is opened and compared, so the time taken does not say which one matched.
-        for secret in secrets where secret.kind == kind && secret.isLive(at: now) {
-            guard let plaintext = try? secret.open(with: box) else { continue }
-            if constantTimeEquals(Array(plaintext.utf8), presentedBytes) { matched = secret.version }
+        // Every live version is compared, so the time taken does not say which one matched.
+        for (version, plaintext) in SealedSecret.livePlaintexts(of: kind, among: secrets, at: now, box: box) {
+            if constantTimeEquals(Array(plaintext.utf8), presentedBytes) { matched = version }
         }
         return matched
     }

@@ -78,7 +78,7 @@ public struct SDKSignedRequest: Sendable, Equatable {
         guard let key = try? AppKey(validating: appKey) else { return .failure(.appKeyUnknown) }
         guard let timestamp, let nonce, let signature else { return .failure(.signatureMissing) }
         guard let seconds = Int(timestamp), timestamp.utf8.count <= 12,
-            (16...64).contains(nonce.utf8.count), nonce.utf8.allSatisfy(isNonceByte),
+            (16...64).contains(nonce.utf8.count), nonce.utf8.allSatisfy(Base64URL.isAlphabet),
             let mac = Base64URL.decode(signature), mac.count == 32
         else { return .failure(.signatureMalformed) }
         return .success(SDKSignedRequest(appKey: key, timestamp: seconds, nonce: nonce, signature: mac))
@@ -108,15 +108,10 @@ public struct SDKSignedRequest: Sendable, Equatable {
         guard abs(now.timeIntervalSince1970 - TimeInterval(timestamp)) <= Self.window else { return .failure(.timestampOutsideWindow) }
         let canonical = Self.canonical(method: method, path: path, timestamp: timestamp, nonce: nonce, body: body)
         var matched = false
-        for secret in secrets where secret.kind == .sdk && secret.isLive(at: now) {
-            guard let plaintext = try? secret.open(with: box) else { continue }
+        for (_, plaintext) in SealedSecret.livePlaintexts(of: .sdk, among: secrets, at: now, box: box) {
             let expected = HMAC<SHA256>.authenticationCode(for: Array(canonical.utf8), using: SymmetricKey(data: Array(plaintext.utf8)))
             if constantTimeEquals(Array(expected), signature) { matched = true }
         }
         return matched ? .success(()) : .failure(.signatureMismatch)
-    }
-
-    private static func isNonceByte(_ byte: UInt8) -> Bool {
-        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
     }
 }

@@ -165,7 +165,7 @@ enum BridgeRequest {
         guard url.unicodeScalars.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
             parsed.host != nil
         else { throw DomainError(.invalidBridgeParameters, "url is the page's http(s) URL, at most 2048 characters.", field: "url") }
-        guard (1...128).contains(cuid.unicodeScalars.count), !cuid.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+        guard (1...128).contains(cuid.unicodeScalars.count), !cuid.hasControlCharacters else {
             throw DomainError(.invalidBridgeParameters, "c (the CUID) is 1 to 128 characters.", field: "c")
         }
     }
