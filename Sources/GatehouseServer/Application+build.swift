@@ -80,7 +80,7 @@ public func prepareStore(_ store: SQLStore, box: SecretBox, migrate: Bool, logge
         let applied = try await store.migrate()
         if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
     }
-    let pending = try await store.pendingMigrations()
+    let pending = try await store.schemaStatus().pending
     guard pending.isEmpty else {
         logger.warning("schema is behind this build; /health/ready answers 503 until `gatehouse migrate` runs", metadata: ["pending": "\(pending)"])
         return

@@ -99,6 +99,14 @@ public protocol DeviceRiskStore: Sendable {
     func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?
     /// Records a nonce until `expiresAt`; false if it was already used.
     func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool
+    /// Whether the event is registered for the app and the device has started, in one round trip: the
+    /// two preconditions of every ztoken issuance.
+    func issuancePreconditions(
+        appID: AppID,
+        eventID: EventID,
+        deviceID: DeviceID
+    ) async throws(StoreError)
+        -> (eventRegistered: Bool, deviceStarted: Bool)
     func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError)
     /// Consumes the token (if any), reads what the judge needs, and stores the judge's decision, in one
     /// transaction: concurrent queries with one token see exactly one `.consumed`.
@@ -107,8 +115,8 @@ public protocol DeviceRiskStore: Sendable {
         judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision
     func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
-    /// Newest first, strictly after `cursor` in that order.
-    func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [RiskDecisionRecord]
+    /// Newest first, strictly after `cursor` in that order, each with its app's appKey.
+    func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ListedDecision]
     /// Rules by scope: 0 for the app, else the event id.
     func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules]
     func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError)
@@ -123,6 +131,12 @@ public protocol DeviceRiskStore: Sendable {
     func purgeExpired(at now: Date) async throws -> PurgeReport?
     /// How many times a ztoken row was read or written by a risk query: a forged token must not move it.
     var ztokenLookups: Int { get }
+}
+
+/// A decision in the operators' listing, with the appKey they know the app by.
+public struct ListedDecision: Sendable, Equatable {
+    public let record: RiskDecisionRecord
+    public let appKey: AppKey
 }
 
 /// A stored decision with what it was judged from (so the caller need not read the device again).

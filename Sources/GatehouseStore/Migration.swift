@@ -40,8 +40,16 @@ struct Migration: Sendable, Equatable {
         return statements
     }
 
-    /// Every migration shipped with this build for `dialect`, in version order.
+    /// Every migration shipped with this build for `dialect`, in version order. Read from the resource
+    /// bundle once per process: readiness probes ask for it on every call.
     static func bundled(for dialect: SQLDialect) throws(StoreError) -> [Migration] {
+        try (dialect == .postgres ? bundledPostgres : bundledSQLite).get()
+    }
+
+    private static let bundledPostgres = Result { () throws(StoreError) in try readBundle(for: .postgres) }
+    private static let bundledSQLite = Result { () throws(StoreError) in try readBundle(for: .sqlite) }
+
+    private static func readBundle(for dialect: SQLDialect) throws(StoreError) -> [Migration] {
         guard let folder = Bundle.module.url(forResource: "Migrations", withExtension: nil),
             let files = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
         else { throw .migrationFailed(version: 0, reason: "the Migrations resource folder is missing from this build") }
@@ -109,15 +117,24 @@ struct Migrator: Sendable {
         }
     }
 
-    /// Versions recorded as applied, in order.
+    /// Versions recorded as applied, in order: a plain read, without the migration lock, so readiness
+    /// probes neither wait for a running migration nor queue behind each other.
     func appliedVersions() async throws -> [Int] {
-        let createTable = database.dialect == .postgres ? Self.createTablePostgres : Self.createTableSQLite
-        return try await database.withMigrationLock { locked in
-            try await locked.query(createTable, [])
-            return try await locked.query("SELECT version FROM gatehouse_migrations ORDER BY version", []).map {
-                Int(try $0.int("version"))
-            }
+        let exists =
+            database.dialect == .postgres
+            ? "SELECT 1 AS present FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'gatehouse_migrations'"
+            : "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'gatehouse_migrations'"
+        guard try await !database.query(exists, []).isEmpty else { return [] }
+        return try await database.query("SELECT version FROM gatehouse_migrations ORDER BY version", []).map {
+            Int(try $0.int("version"))
         }
+    }
+
+    /// What the database has applied and what this build ships that it has not.
+    func status() async throws -> SchemaStatus {
+        let applied = try await appliedVersions()
+        let done = Set(applied)
+        return SchemaStatus(applied: applied, pending: migrations.map(\.version).filter { !done.contains($0) })
     }
 
     static let createTablePostgres = """

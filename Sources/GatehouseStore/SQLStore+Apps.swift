@@ -26,10 +26,6 @@ extension SQLStore: AppStore {
         try await database.query("SELECT * FROM apps WHERE app_key = $1", [.text(appKey.rawValue)]).first.map(Self.app)
     }
 
-    public func app(withID id: AppID) async throws(StoreError) -> App? {
-        try await database.query("SELECT * FROM apps WHERE app_id = $1", [.uuid(id.rawValue)]).first.map(Self.app)
-    }
-
     public func listApps(after: AppKey?, limit: Int) async throws(StoreError) -> [App] {
         try await database.query(
             "SELECT * FROM apps WHERE app_key > $1 ORDER BY app_key LIMIT $2",

@@ -43,6 +43,25 @@ extension SQLStore: DeviceRiskStore {
         return !rows.isEmpty
     }
 
+    public func issuancePreconditions(
+        appID: AppID,
+        eventID: EventID,
+        deviceID: DeviceID
+    ) async throws(StoreError)
+        -> (eventRegistered: Bool, deviceStarted: Bool)
+    {
+        let rows = try await database.query(
+            """
+            SELECT
+              (SELECT count(*) FROM app_events WHERE app_id = $1 AND event_id = $2) AS events,
+              (SELECT count(*) FROM devices WHERE app_id = $1 AND device_id = $3) AS devices
+            """,
+            [.uuid(appID.rawValue), .int(Int64(eventID.rawValue)), .text(deviceID.rawValue)]
+        )
+        guard let row = rows.first else { throw .corruptRow("issuance preconditions returned nothing") }
+        return (try row.int("events") > 0, try row.int("devices") > 0)
+    }
+
     public func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError) {
         try await database.query(
             """
@@ -163,7 +182,7 @@ extension SQLStore: DeviceRiskStore {
         after cursor: DecisionCursor?,
         limit: Int
     ) async throws(StoreError)
-        -> [RiskDecisionRecord]
+        -> [ListedDecision]
     {
         // One static statement. PostgreSQL cannot type a bare NULL parameter, so each optional filter
         // travels as a 0/1 flag plus a typed placeholder value, and absent bounds as far-away dates.
@@ -173,8 +192,8 @@ extension SQLStore: DeviceRiskStore {
         func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
         return try await database.query(
             """
-            SELECT * FROM risk_decisions
-            WHERE ($1 = 0 OR app_id = $2) AND ($3 = 0 OR event_id = $4) AND ($5 = 0 OR device_id = $6)
+            SELECT risk_decisions.*, apps.app_key FROM risk_decisions JOIN apps ON apps.app_id = risk_decisions.app_id
+            WHERE ($1 = 0 OR risk_decisions.app_id = $2) AND ($3 = 0 OR event_id = $4) AND ($5 = 0 OR device_id = $6)
               AND ($7 = 0 OR account_id = $8) AND ($9 = 0 OR decision = $10)
               AND decided_at >= $11 AND decided_at < $12
               AND (decided_at < $13 OR (decided_at = $13 AND decision_id < $14))
@@ -191,7 +210,10 @@ extension SQLStore: DeviceRiskStore {
                 .date(cursor?.decidedAt ?? farFuture), .uuid(cursor?.id ?? anyUUID),
                 .int(Int64(limit)),
             ]
-        ).map(Self.decisionRecord)
+        ).map { row throws(StoreError) in
+            guard let appKey = try? AppKey(validating: try row.text("app_key")) else { throw .corruptRow("app key of a decision") }
+            return ListedDecision(record: try Self.decisionRecord(row), appKey: appKey)
+        }
     }
 
     public func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules] {
@@ -255,19 +277,52 @@ extension SQLStore: DeviceRiskStore {
             var decisions = 0
             let apps = try await locked.query("SELECT app_id, retention_days FROM apps", [])
             for app in apps {
-                let cutoff = now.addingTimeInterval(-86_400 * Double(try app.int("retention_days")))
-                let appID = try app.uuid("app_id")
-                ztokens += try await locked.query(
-                    "DELETE FROM ztokens WHERE app_id = $1 AND issued_at < $2 RETURNING token_id",
-                    [.uuid(appID), .date(cutoff)]
-                ).count
-                decisions += try await locked.query(
-                    "DELETE FROM risk_decisions WHERE app_id = $1 AND decided_at < $2 RETURNING decision_id",
-                    [.uuid(appID), .date(cutoff)]
-                ).count
+                let binds: [SQLValue] = [
+                    .uuid(try app.uuid("app_id")), .date(now.addingTimeInterval(-86_400 * Double(try app.int("retention_days")))),
+                    .int(Self.purgeBatch),
+                ]
+                ztokens += try await Self.deleteInBatches(
+                    """
+                    DELETE FROM ztokens WHERE app_id = $1 AND token_id IN
+                      (SELECT token_id FROM ztokens WHERE app_id = $1 AND issued_at < $2 LIMIT $3)
+                    RETURNING token_id
+                    """,
+                    binds,
+                    in: locked
+                )
+                decisions += try await Self.deleteInBatches(
+                    """
+                    DELETE FROM risk_decisions WHERE app_id = $1 AND decision_id IN
+                      (SELECT decision_id FROM risk_decisions WHERE app_id = $1 AND decided_at < $2 LIMIT $3)
+                    RETURNING decision_id
+                    """,
+                    binds,
+                    in: locked
+                )
             }
-            let nonces = try await locked.query("DELETE FROM sdk_nonces WHERE expires_at < $1 RETURNING nonce", [.date(now)]).count
+            let nonces = try await Self.deleteInBatches(
+                """
+                DELETE FROM sdk_nonces WHERE (app_id, nonce) IN
+                  (SELECT app_id, nonce FROM sdk_nonces WHERE expires_at < $1 LIMIT $2)
+                RETURNING nonce
+                """,
+                [.date(now), .int(Self.purgeBatch)],
+                in: locked
+            )
             return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces)
+        }
+    }
+
+    /// Rows are deleted a bounded batch per statement, so a large backlog neither holds locks for long
+    /// nor loads every deleted key at once.
+    static let purgeBatch: Int64 = 1000
+
+    static func deleteInBatches(_ sql: String, _ binds: [SQLValue], in database: any SQLDatabase) async throws(StoreError) -> Int {
+        var total = 0
+        while true {
+            let deleted = try await database.query(sql, binds).count
+            total += deleted
+            if deleted < purgeBatch { return total }
         }
     }
 }

@@ -76,18 +76,8 @@ extension SQLStore: StoreMaintenance {
         try await Migrator(database: database).migrate()
     }
 
-    public func appliedMigrations() async throws -> [Int] {
-        try await Migrator(database: database).appliedVersions()
-    }
-
-    public func pendingMigrations() async throws -> [Int] {
-        let migrator = try Migrator(database: database)
-        let applied = Set(try await migrator.appliedVersions())
-        return migrator.migrations.map(\.version).filter { !applied.contains($0) }
-    }
-
-    public func ping() async throws(StoreError) {
-        try await database.query("SELECT 1 AS one", [])
+    public func schemaStatus() async throws -> SchemaStatus {
+        try await Migrator(database: database).status()
     }
 
     public func masterKeyCheck(orInsert candidate: [UInt8]) async throws(StoreError) -> [UInt8] {

@@ -7,7 +7,6 @@ public protocol AppStore: Sendable {
     /// Fails with `.conflict` when the appKey is taken; nothing is written then.
     func createApp(_ app: App, secrets: [SealedSecret], audit: AuditEntry) async throws(StoreError)
     func app(withKey appKey: AppKey) async throws(StoreError) -> App?
-    func app(withID id: AppID) async throws(StoreError) -> App?
     /// Apps ordered by appKey, starting after `after`.
     func listApps(after: AppKey?, limit: Int) async throws(StoreError) -> [App]
     /// Changes the status only if it still is `from`; `.conflict` if another change came first.
@@ -43,11 +42,8 @@ public protocol StoreMaintenance: Sendable {
     var dialect: SQLDialect { get }
     /// Applies pending migrations; returns the versions applied.
     func migrate() async throws -> [Int]
-    func appliedMigrations() async throws -> [Int]
-    /// Versions shipped in this build that the database has not applied.
-    func pendingMigrations() async throws -> [Int]
-    /// A cheap round trip, for readiness.
-    func ping() async throws(StoreError)
+    /// Applied versions, and versions shipped in this build that the database has not applied.
+    func schemaStatus() async throws -> SchemaStatus
     /// Stores `candidate` as the master key check unless one exists; returns the one in force.
     func masterKeyCheck(orInsert candidate: [UInt8]) async throws(StoreError) -> [UInt8]
     var poolUsage: PoolUsage { get }
@@ -55,3 +51,8 @@ public protocol StoreMaintenance: Sendable {
 
 /// Everything Gatehouse persists, behind one value that both database implementations provide.
 public typealias GatehouseStore = AppStore & AdminTokenStore & AuditLog & StoreMaintenance & DeviceRiskStore
+
+public struct SchemaStatus: Sendable, Equatable {
+    public let applied: [Int]
+    public let pending: [Int]
+}

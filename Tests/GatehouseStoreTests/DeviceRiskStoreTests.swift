@@ -201,13 +201,14 @@ import Testing
                 let queryKeys = try keys(app, nil, account: second.isMultiple(of: 2) ? "even" : "odd", at: now.addingTimeInterval(Double(second)))
                 _ = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
             }
-            let first = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 2)
+            let first = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 2).map(\.record)
+            #expect(try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 1).first?.appKey == app.appKey)
             let last = first.last!
             let rest = try await store.decisions(
                 matching: DecisionFilter(appID: app.id),
                 after: DecisionCursor(decidedAt: last.decidedAt, id: last.id),
                 limit: 10
-            )
+            ).map(\.record)
             let times = (first + rest).map(\.decidedAt)
             #expect(times.count == 5 && times == times.sorted(by: >))
             let even = try await store.decisions(matching: DecisionFilter(accountID: try AccountID(validating: "even")), after: nil, limit: 10)

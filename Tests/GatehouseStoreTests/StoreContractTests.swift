@@ -37,11 +37,10 @@ import Testing
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { (store) async throws in
                 let shipped = try Migration.bundled(for: store.dialect).map(\.version)
                 #expect(shipped.count >= 2)
-                #expect(try await store.pendingMigrations() == shipped)
+                #expect(try await store.schemaStatus() == SchemaStatus(applied: [], pending: shipped))
                 #expect(try await store.migrate() == shipped)
                 #expect(try await store.migrate() == [])
-                #expect(try await store.appliedMigrations() == shipped)
-                #expect(try await store.pendingMigrations() == [])
+                #expect(try await store.schemaStatus() == SchemaStatus(applied: shipped, pending: []))
             }
         }
     }
@@ -60,7 +59,7 @@ import Testing
             let shipped = try Migration.bundled(for: kind == .postgres ? .postgres : .sqlite).map(\.version)
             #expect(applied.sorted() == shipped)
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { (store) async throws in
-                #expect(try await store.appliedMigrations() == shipped)
+                #expect(try await store.schemaStatus() == SchemaStatus(applied: shipped, pending: []))
             }
         }
     }

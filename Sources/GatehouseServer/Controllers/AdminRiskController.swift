@@ -69,7 +69,7 @@ struct AdminRiskController {
             let page = try await risk.decisions(query)
             return try JSONBody.response(
                 Components.Schemas.RiskDecisionPage(
-                    items: page.records.map { .init($0, appKey: page.apps[$0.appID], device: nil) },
+                    items: page.decisions.map { .init($0.record, appKey: $0.appKey, device: nil) },
                     nextCursor: page.next
                 )
             )

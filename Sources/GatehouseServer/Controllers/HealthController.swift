@@ -5,7 +5,7 @@ import Hummingbird
 import NIOCore
 import Prometheus
 
-/// Liveness, readiness (the database answers and no migration is pending) and Prometheus metrics.
+/// Liveness, readiness (the database answers, in one read, and no migration is pending) and Prometheus metrics.
 struct HealthController {
     let store: any GatehouseStore
     let registry: PrometheusCollectorRegistry
@@ -49,8 +49,8 @@ struct HealthController {
 
     private func ready() async throws -> Response {
         do {
-            try await store.ping()
-            let pending = try await store.pendingMigrations()
+            let schema = try await store.schemaStatus()
+            let pending = schema.pending
             guard pending.isEmpty else {
                 throw Problem(
                     .serviceUnavailable,
@@ -59,12 +59,11 @@ struct HealthController {
                     detail: "Migrations \(pending.map(String.init).joined(separator: ", ")) are pending; run `gatehouse migrate`."
                 )
             }
-            let applied = try await store.appliedMigrations()
             return try JSONBody.response(
                 Components.Schemas.Readiness(
                     status: .ok,
                     database: store.dialect == .postgres ? .postgres : .sqlite,
-                    schemaVersion: applied.last ?? 0
+                    schemaVersion: schema.applied.last ?? 0
                 )
             )
         } catch let problem as Problem {

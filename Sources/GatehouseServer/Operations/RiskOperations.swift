@@ -259,14 +259,11 @@ public struct RiskOperations: Sendable {
         public init() {}
     }
 
-    public func decisions(_ query: DecisionQuery) async throws -> (records: [RiskDecisionRecord], apps: [AppID: AppKey], next: String?) {
+    public func decisions(_ query: DecisionQuery) async throws -> (decisions: [ListedDecision], next: String?) {
         let pageSize = try PageSize(validating: query.limit)
         var filter = DecisionFilter()
-        var appKeys: [AppID: AppKey] = [:]
         if let appKey = query.appKey {
-            let app = try await apps.app(appKey)
-            filter.appID = app.id
-            appKeys[app.id] = app.appKey
+            filter.appID = try await apps.app(appKey).id
         }
         filter.eventID = try query.eventID.map { value throws(DomainError) in try EventID(validating: value) }
         filter.deviceID = try query.deviceID.map { value throws(DomainError) in try DeviceID(validating: value) }
@@ -280,13 +277,12 @@ public struct RiskOperations: Sendable {
         filter.from = query.from
         filter.to = query.to
         let cursor = try query.cursor.map(Self.parseCursor)
-        let records = try await store.decisions(matching: filter, after: cursor, limit: pageSize.value + 1)
-        let page = Array(records.prefix(pageSize.value))
-        for record in page where appKeys[record.appID] == nil {
-            appKeys[record.appID] = try await store.app(withID: record.appID)?.appKey
-        }
-        let next = records.count > pageSize.value ? page.last.map { "\($0.decidedAt.millisecondsSince1970)_\($0.id.uuidString.lowercased())" } : nil
-        return (page, appKeys, next)
+        let listed = try await store.decisions(matching: filter, after: cursor, limit: pageSize.value + 1)
+        let page = Array(listed.prefix(pageSize.value))
+        let next =
+            listed.count > pageSize.value
+            ? page.last.map { "\($0.record.decidedAt.millisecondsSince1970)_\($0.record.id.uuidString.lowercased())" } : nil
+        return (page, next)
     }
 
     static func parseCursor(_ text: String) throws -> DecisionCursor {

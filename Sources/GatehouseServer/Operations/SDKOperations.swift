@@ -88,10 +88,11 @@ public struct SDKOperations: Sendable {
         let device = try DeviceID(validating: deviceID)
         let event = try EventID(validating: eventID)
         let account = try AccountID(validating: accountID)
-        guard try await store.events(of: app.id).contains(where: { $0.eventID == event }) else {
+        let preconditions = try await store.issuancePreconditions(appID: app.id, eventID: event, deviceID: device)
+        guard preconditions.eventRegistered else {
             throw DomainError(.eventNotRegistered, "Event \(event) is not registered for this app.", field: "eventId")
         }
-        guard try await store.device(appID: app.id, id: device) != nil else {
+        guard preconditions.deviceStarted else {
             throw DomainError(.invalidDeviceID, "This device has not been started; call device start first.", field: "deviceId")
         }
         var generator = SystemRandomNumberGenerator()
