@@ -85,7 +85,7 @@ public struct SDKSignedRequest: Sendable, Equatable {
     }
 
     public static func canonical(method: String, path: String, timestamp: Int, nonce: String, body: some Sequence<UInt8>) -> String {
-        let bodyHash = SHA256.hash(data: Array(body)).map { String(format: "%02x", $0) }.joined()
+        let bodyHash = Hex.encode(SHA256.hash(data: Array(body)))
         return [method.uppercased(), path, String(timestamp), nonce, bodyHash].joined(separator: "\n")
     }
 

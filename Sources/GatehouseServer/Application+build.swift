@@ -22,6 +22,10 @@ public func buildApplication(
             metadata: ["path": .string(generatedKeyPath)]
         )
     }
+    if configuration.databaseURL == nil {
+        // SQLite mode with a master key from the environment: the data folder may not exist yet.
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+    }
     logger.info("opening store", metadata: ["location": .string(configuration.storeLocation.description)])
     let storeService = try await StoreService.open(
         configuration.storeLocation,
@@ -38,9 +42,14 @@ public func buildApplication(
     AdminAppsController(operations: operations, clock: clock).register(on: &routes)
     BackendController(operations: operations).register(on: &routes)
     let risk = RiskOperations(store: store, box: box, clock: clock)
-    SDKController(operations: SDKOperations(store: store, box: box, clock: clock)).register(on: &routes)
+    let sdk = SDKController(operations: SDKOperations(store: store, box: box, clock: clock))
+    sdk.register(on: &routes)
     RiskController(apps: operations, risk: risk).register(on: &routes)
     AdminRiskController(risk: risk).register(on: &routes)
+    let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
+    let attestation = AttestationOperations(store: store, apps: operations, box: box, keys: signingKeys, clock: clock, issuer: configuration.issuer)
+    AttestationController(sdk: sdk, apps: operations, attestation: attestation).register(on: &routes)
+    AdminAttestationController(attestation: attestation).register(on: &routes)
 
     router.addMiddleware {
         RequestIDMiddleware()

@@ -149,4 +149,6 @@ public struct PurgeReport: Sendable, Equatable {
     public let ztokens: Int
     public let decisions: Int
     public let nonces: Int
+    /// Used PoW solutions and use counts of limited-use tokens past their expiry.
+    public let attestations: Int
 }

@@ -309,7 +309,19 @@ extension SQLStore: DeviceRiskStore {
                 [.date(now), .int(Self.purgeBatch)],
                 in: locked
             )
-            return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces)
+            var attestations = 0
+            for (table, key) in [("attest_solutions", "replay_key"), ("attest_token_uses", "jti")] {
+                attestations += try await Self.deleteInBatches(
+                    """
+                    DELETE FROM \(table) WHERE (app_id, \(key)) IN
+                      (SELECT app_id, \(key) FROM \(table) WHERE expires_at < $1 LIMIT $2)
+                    RETURNING \(key)
+                    """,
+                    [.date(now), .int(Self.purgeBatch)],
+                    in: locked
+                )
+            }
+            return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations)
         }
     }
 

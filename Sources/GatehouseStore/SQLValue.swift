@@ -61,6 +61,11 @@ struct SQLRow: Sendable {
         return try uuid(column)
     }
 
+    func isNull(_ column: String) throws(StoreError) -> Bool {
+        if case .null = try value(column) { return true }
+        return false
+    }
+
     func date(_ column: String) throws(StoreError) -> Date {
         switch try value(column) {
         case .date(let date): return date

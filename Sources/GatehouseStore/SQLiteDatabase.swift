@@ -118,6 +118,17 @@ final class SQLiteDatabase: SQLDatabase {
         return try await gate.withGate(body)
     }
 
+    /// SQLite reads `$3` as a parameter NAMED "$3" and numbers named parameters in order of first
+    /// appearance, so a statement using `$4` before `$3` (or skipping one) would bind the wrong values.
+    /// `?3` is bound by its number, as PostgreSQL binds `$3`.
+    static func numberedParameters(_ sql: String) -> String {
+        var utf8 = Array(sql.utf8)
+        for index in utf8.indices where utf8[index] == UInt8(ascii: "$") {
+            if index + 1 < utf8.count, (0x30...0x39).contains(utf8[index + 1]) { utf8[index] = UInt8(ascii: "?") }
+        }
+        return String(decoding: utf8, as: UTF8.self)
+    }
+
     private func run(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
         let data: [SQLiteData] = binds.map { bind in
             switch bind {
@@ -129,7 +140,7 @@ final class SQLiteDatabase: SQLDatabase {
             case .null: .null
             }
         }
-        let rows = try await connection.query(sql, data)
+        let rows = try await connection.query(Self.numberedParameters(sql), data)
         return rows.map { row in
             var values: [String: SQLValue] = [:]
             for column in row.columns {

@@ -40,7 +40,11 @@ struct ServerFixture: Sendable {
 
 /// Builds the real application against a fresh database of `kind`, serves it on a loopback port
 /// and runs `body` against it.
-func withServer(_ kind: TestStoreKind, _ body: @Sendable (ServerFixture) async throws -> Void) async throws {
+func withServer(
+    _ kind: TestStoreKind,
+    clock: any GatehouseClock = SystemClock(),
+    _ body: @Sendable (ServerFixture) async throws -> Void
+) async throws {
     try await withTestDatabase(kind) { database in
         var configuration = GatehouseConfiguration(
             hostname: "127.0.0.1",
@@ -61,7 +65,7 @@ func withServer(_ kind: TestStoreKind, _ body: @Sendable (ServerFixture) async t
                 origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
             )
         }
-        let app = try await buildApplication(configuration)
+        let app = try await buildApplication(configuration, clock: clock)
         try await app.test(.live) { client in
             try await body(ServerFixture(client: client, adminToken: token, store: database))
         }

@@ -26,6 +26,8 @@ import Logging
 /// - `GATEHOUSE_MAX_BODY_BYTES` (int, default `65536`): larger request bodies get 413.
 /// - `GATEHOUSE_PURGE_INTERVAL_SECONDS` (int, default `600`): how often expired ztokens, decisions and
 ///   nonces are deleted; 0 turns the purger off on this instance.
+/// - `GATEHOUSE_ISSUER` (string, default `gatehouse`): the `iss` claim of attestation tokens; backends
+///   that verify tokens themselves check it.
 public struct GatehouseConfiguration: Sendable {
     public var hostname: String
     public var port: Int
@@ -39,6 +41,7 @@ public struct GatehouseConfiguration: Sendable {
     public var trustedProxies: [CIDR]
     public var maxBodyBytes: Int
     public var purgeIntervalSeconds: Int
+    public var issuer: String
 
     public init(
         hostname: String = "127.0.0.1",
@@ -52,7 +55,8 @@ public struct GatehouseConfiguration: Sendable {
         logLevel: Logger.Level = .info,
         trustedProxies: [CIDR] = [],
         maxBodyBytes: Int = 65_536,
-        purgeIntervalSeconds: Int = 600
+        purgeIntervalSeconds: Int = 600,
+        issuer: String = "gatehouse"
     ) {
         self.hostname = hostname
         self.port = port
@@ -66,6 +70,7 @@ public struct GatehouseConfiguration: Sendable {
         self.trustedProxies = trustedProxies
         self.maxBodyBytes = maxBodyBytes
         self.purgeIntervalSeconds = purgeIntervalSeconds
+        self.issuer = issuer
     }
 
     /// Reads the keys above from `reader` (scoped so that `database.url` is `GATEHOUSE_DATABASE_URL`).
@@ -96,7 +101,8 @@ public struct GatehouseConfiguration: Sendable {
             logLevel: level,
             trustedProxies: proxies,
             maxBodyBytes: gatehouse.int(forKey: "max.body.bytes", default: 65_536),
-            purgeIntervalSeconds: max(0, gatehouse.int(forKey: "purge.interval.seconds", default: 600))
+            purgeIntervalSeconds: max(0, gatehouse.int(forKey: "purge.interval.seconds", default: 600)),
+            issuer: gatehouse.string(forKey: "issuer", default: "gatehouse")
         )
     }
 

@@ -70,7 +70,7 @@ struct SDKController {
 
     /// Collects the body, checks the request signature over it, runs `body`, and turns any refusal
     /// into the SDK's numeric code.
-    private func signed(
+    func signed(
         _ request: Request,
         _ context: GatehouseRequestContext,
         _ handle: (App, ByteBuffer) async throws -> Response

@@ -72,6 +72,10 @@ extension Problem {
             self.init(.conflict, code: error.code.rawValue, title: "App disabled", detail: error.detail, field: error.field)
         case .masterKeyInvalid, .sealedSecretUnreadable:
             self = .internalError()
+        case .attesterNotFound:
+            self.init(.notFound, code: error.code.rawValue, title: "Attester not found", detail: error.detail, field: error.field)
+        case .attesterExists, .attesterDisabled:
+            self.init(.conflict, code: error.code.rawValue, title: "Conflict", detail: error.detail, field: error.field)
         default:
             self.init(.badRequest, code: error.code.rawValue, title: "Invalid request", detail: error.detail, field: error.field)
         }

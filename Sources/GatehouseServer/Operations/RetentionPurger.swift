@@ -33,7 +33,10 @@ struct RetentionPurger: Service {
             }
             logger.info(
                 "retention purge",
-                metadata: ["ztokens": "\(report.ztokens)", "decisions": "\(report.decisions)", "nonces": "\(report.nonces)"]
+                metadata: [
+                    "ztokens": "\(report.ztokens)", "decisions": "\(report.decisions)", "nonces": "\(report.nonces)",
+                    "attestations": "\(report.attestations)",
+                ]
             )
         } catch {
             logger.warning("retention purge failed; will retry", metadata: ["error": "\(error)"])

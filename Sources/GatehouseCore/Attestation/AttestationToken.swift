@@ -1,0 +1,134 @@
+import Crypto
+import Foundation
+
+/// The claims of an attestation token (docs/attestation.md).
+public struct AttestationClaims: Codable, Equatable, Sendable {
+    public var iss: String
+    /// The appKey the token is for.
+    public var aud: String
+    /// The device, as `sub` for generic JWT libraries and `did` as the SDK names it.
+    public var sub: String
+    public var did: String
+    public var iat: Int
+    public var exp: Int
+    public var jti: String
+    public var attestId: String
+    public var ip: String?
+    /// Token binding: base64(SHA-256(bound value)), as Approov's `pay` claim.
+    public var pay: String?
+    /// How many requests the token may open, when the attester limits it.
+    public var lim: Int?
+
+    public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(exp)) }
+}
+
+/// Why a presented attestation token does not open a route. Each is a reason to attest again.
+public enum AttestationTokenFailure: String, Error, Sendable, CaseIterable {
+    case missing
+    case malformed
+    case unsupportedAlgorithm = "unsupported_algorithm"
+    case unknownKey = "unknown_key"
+    case badSignature = "bad_signature"
+    case expired
+    case wrongApp = "wrong_app"
+    case wrongAttester = "wrong_attester"
+    case bindingMissing = "binding_missing"
+    case bindingMismatch = "binding_mismatch"
+    case usedUp = "used_up"
+}
+
+/// The keys a verifier trusts: the published ES256 keys by `kid`, and the app's HS256 attester
+/// secrets by attestId.
+public struct AttestationVerificationKeys: Sendable {
+    public var published: [String: P256.Signing.PublicKey]
+    public var sharedSecrets: [String: SymmetricKey]
+
+    public init(published: [String: P256.Signing.PublicKey], sharedSecrets: [String: SymmetricKey] = [:]) {
+        self.published = published
+        self.sharedSecrets = sharedSecrets
+    }
+}
+
+public enum AttestationToken {
+    public static let type = "JWT"
+
+    /// `pay` for a bound value: base64 (standard, padded) of its SHA-256, as Approov computes it.
+    public static func binding(of value: String) -> String {
+        Data(SHA256.hash(data: Array(value.utf8))).base64EncodedString()
+    }
+
+    public static func isBindingHash(_ text: String) -> Bool {
+        text.utf8.count == 44 && Data(base64Encoded: text)?.count == 32
+    }
+
+    public static func issue<R: RandomNumberGenerator>(
+        issuer: String,
+        appKey: AppKey,
+        device: DeviceID,
+        attester: Attester,
+        address: String?,
+        binding: String?,
+        at now: Date,
+        signer: JWSSigningKey,
+        using generator: inout R
+    ) -> (token: String, claims: AttestationClaims) {
+        let issuedAt = Int(now.timeIntervalSince1970)
+        let claims = AttestationClaims(
+            iss: issuer,
+            aud: appKey.rawValue,
+            sub: device.rawValue,
+            did: device.rawValue,
+            iat: issuedAt,
+            exp: issuedAt + attester.tokenLifetimeSeconds,
+            jti: Base64URL.encode(Altcha.randomBytes(16, using: &generator)),
+            attestId: attester.attestID.rawValue,
+            ip: address,
+            pay: binding,
+            lim: attester.maxUses
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let payload = Array((try? encoder.encode(claims)) ?? Data())
+        return (signer.sign(payload: payload, type: type), claims)
+    }
+
+    /// Checks a token for `appKey` and, when given, `attestID` and a bound value: algorithm, key,
+    /// signature, expiry, audience, attester, binding. Use limits are the store's job.
+    public static func verify(
+        _ token: String?,
+        appKey: AppKey,
+        attestID: AttestID?,
+        boundValue: String?,
+        requireBinding: Bool,
+        keys: AttestationVerificationKeys,
+        at now: Date
+    ) -> Result<AttestationClaims, AttestationTokenFailure> {
+        guard let token, !token.isEmpty else { return .failure(.missing) }
+        let jws: CompactJWS
+        switch CompactJWS.parse(token) {
+        case .success(let parsed): jws = parsed
+        case .failure(.unsupportedAlgorithm): return .failure(.unsupportedAlgorithm)
+        case .failure: return .failure(.malformed)
+        }
+        guard let claims = try? JSONDecoder().decode(AttestationClaims.self, from: Data(jws.payload)) else { return .failure(.malformed) }
+        switch jws.algorithm {
+        case .es256:
+            guard let kid = jws.keyID, let key = keys.published[kid] else { return .failure(.unknownKey) }
+            guard jws.isSigned(by: key) else { return .failure(.badSignature) }
+        case .hs256:
+            guard claims.aud == appKey.rawValue else { return .failure(.wrongApp) }
+            guard let key = keys.sharedSecrets[claims.attestId] else { return .failure(.unknownKey) }
+            guard jws.isSigned(by: key) else { return .failure(.badSignature) }
+        }
+        guard claims.aud == appKey.rawValue else { return .failure(.wrongApp) }
+        guard now.timeIntervalSince1970 < TimeInterval(claims.exp) else { return .failure(.expired) }
+        if let attestID, claims.attestId != attestID.rawValue { return .failure(.wrongAttester) }
+        if requireBinding {
+            guard let pay = claims.pay else { return .failure(.bindingMissing) }
+            guard let boundValue, constantTimeEquals(Array(binding(of: boundValue).utf8), Array(pay.utf8)) else {
+                return .failure(.bindingMismatch)
+            }
+        }
+        return .success(claims)
+    }
+}

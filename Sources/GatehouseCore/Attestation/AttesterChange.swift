@@ -1,0 +1,76 @@
+import Foundation
+
+/// An operator's create or update of an attester, as sent: every field optional (an update changes
+/// only what it names). `maxUses: 0` means unlimited and `bindHeader: ""` means no binding, since
+/// the API refuses JSON null.
+public struct AttesterChange: Sendable, Equatable {
+    public var kind: String?
+    public var powFormat: String?
+    public var maxNumber: Int?
+    public var cost: Int?
+    public var keyPrefix: String?
+    public var adaptive: Bool?
+    public var challengeLifetimeSeconds: Int?
+    public var tokenLifetimeSeconds: Int?
+    public var tokenHeader: String?
+    public var maxUses: Int?
+    public var algorithm: String?
+    public var bindHeader: String?
+    public var routes: [(method: String, pathPrefix: String)]?
+    public var status: String?
+
+    public init() {}
+
+    public static func == (lhs: AttesterChange, rhs: AttesterChange) -> Bool {
+        lhs.kind == rhs.kind && lhs.powFormat == rhs.powFormat && lhs.maxNumber == rhs.maxNumber && lhs.cost == rhs.cost
+            && lhs.keyPrefix == rhs.keyPrefix && lhs.adaptive == rhs.adaptive && lhs.challengeLifetimeSeconds == rhs.challengeLifetimeSeconds
+            && lhs.tokenLifetimeSeconds == rhs.tokenLifetimeSeconds && lhs.tokenHeader == rhs.tokenHeader && lhs.maxUses == rhs.maxUses
+            && lhs.algorithm == rhs.algorithm && lhs.bindHeader == rhs.bindHeader && lhs.status == rhs.status
+            && lhs.routes?.map { "\($0.method) \($0.pathPrefix)" } == rhs.routes?.map { "\($0.method) \($0.pathPrefix)" }
+    }
+
+    /// `attester` with this change applied and validated.
+    public func applied(to attester: Attester, at now: Date) throws(DomainError) -> Attester {
+        var updated = attester
+        if let kind {
+            guard let parsed = AttesterKind(rawValue: kind) else {
+                throw DomainError(.invalidAttester, "kind is pow.", field: "kind")
+            }
+            updated.kind = parsed
+        }
+        if let powFormat {
+            guard let parsed = PowFormat(rawValue: powFormat) else {
+                throw DomainError(.invalidAttester, "pow.format is altcha-v1 or altcha-v2.", field: "pow.format")
+            }
+            updated.pow.format = parsed
+        }
+        if let maxNumber { updated.pow.maxNumber = maxNumber }
+        if let cost { updated.pow.cost = cost }
+        if let keyPrefix { updated.pow.keyPrefix = keyPrefix }
+        if let adaptive { updated.adaptive = adaptive }
+        if let challengeLifetimeSeconds { updated.challengeLifetimeSeconds = challengeLifetimeSeconds }
+        if let tokenLifetimeSeconds { updated.tokenLifetimeSeconds = tokenLifetimeSeconds }
+        if let tokenHeader { updated.tokenHeader = tokenHeader }
+        if let maxUses { updated.maxUses = maxUses == 0 ? nil : maxUses }
+        if let algorithm {
+            guard let parsed = JWSAlgorithm(rawValue: algorithm) else {
+                throw DomainError(.invalidAttester, "algorithm is ES256 or HS256.", field: "algorithm")
+            }
+            updated.algorithm = parsed
+        }
+        if let bindHeader { updated.bindHeader = bindHeader.isEmpty ? nil : bindHeader }
+        if let routes {
+            var parsed: [ProtectedRoute] = []
+            for route in routes { parsed.append(try ProtectedRoute(method: route.method, pathPrefix: route.pathPrefix)) }
+            updated.routes = parsed
+        }
+        if let status {
+            guard let parsed = AttesterStatus(rawValue: status) else {
+                throw DomainError(.invalidAttester, "status is active or disabled.", field: "status")
+            }
+            updated.status = parsed
+        }
+        updated.updatedAt = now
+        return try updated.validated()
+    }
+}

@@ -1,0 +1,92 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The gate, in-process, for Swift backends on Hummingbird: checks the attestation token of every
+/// request that passes through it, offline against Gatehouse's JWKS (cached), and answers the SDK's
+/// `428 Precondition Required` with `EO-Attest-Challenge` when the client must attest.
+///
+/// Put it on the routes one attester gates (a router group). Limited-use tokens (with a `lim`
+/// claim) cannot be counted offline: they are refused unless `countUse` is given, which should call
+/// Gatehouse's introspection with `consume: true`.
+public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
+    public struct Configuration: Sendable {
+        public var appKey: AppKey
+        public var attestID: AttestID
+        public var tokenHeader: String
+        public var bindHeader: String?
+        /// HS256 attesters' shared secrets, by attestId (base64 of the bytes, as Gatehouse returns them).
+        public var sharedSecrets: [String: String]
+
+        public init(
+            appKey: AppKey,
+            attestID: AttestID,
+            tokenHeader: String = "EO-Attest-Token",
+            bindHeader: String? = nil,
+            sharedSecrets: [String: String] = [:]
+        ) {
+            self.appKey = appKey
+            self.attestID = attestID
+            self.tokenHeader = tokenHeader
+            self.bindHeader = bindHeader
+            self.sharedSecrets = sharedSecrets
+        }
+    }
+
+    let configuration: Configuration
+    let jwks: JWKSCache
+    let countUse: (@Sendable (AttestationClaims) async throws -> Bool)?
+
+    public init(_ configuration: Configuration, jwks: JWKSCache, countUse: (@Sendable (AttestationClaims) async throws -> Bool)? = nil) {
+        self.configuration = configuration
+        self.jwks = jwks
+        self.countUse = countUse
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let token = HTTPField.Name(configuration.tokenHeader).flatMap { request.headers[$0] }
+        let bound = configuration.bindHeader.flatMap { HTTPField.Name($0) }.flatMap { request.headers[$0] }
+        var keys = AttestationVerificationKeys(published: [:])
+        if let token, case .success(let jws) = CompactJWS.parse(token) {
+            if let kid = jws.keyID, let key = try await jwks.key(kid: kid) { keys.published[kid] = key }
+        }
+        for (attestID, secret) in configuration.sharedSecrets {
+            if let bytes = Data(base64Encoded: secret) { keys.sharedSecrets[attestID] = SymmetricKey(data: bytes) }
+        }
+        let verified = AttestationToken.verify(
+            token,
+            appKey: configuration.appKey,
+            attestID: configuration.attestID,
+            boundValue: bound,
+            requireBinding: configuration.bindHeader != nil,
+            keys: keys,
+            at: Date()
+        )
+        switch verified {
+        case .failure(let reason):
+            return challenge(reason)
+        case .success(let claims):
+            if claims.lim != nil {
+                guard let countUse, try await countUse(claims) else { return challenge(.usedUp) }
+            }
+            return try await next(request, context)
+        }
+    }
+
+    private func challenge(_ reason: AttestationTokenFailure) -> Response {
+        let body =
+            #"{"type":"urn:gatehouse:problem:attestation_required","title":"Attestation required","status":428,"#
+            + #""code":"attestation_required","attestId":"\#(configuration.attestID)","reason":"\#(reason.rawValue)"}"#
+        return Response(
+            status: .preconditionRequired,
+            headers: [
+                .contentType: "application/problem+json", HTTPField.Name("EO-Attest-Challenge")!: configuration.attestID.rawValue,
+                HTTPField.Name("X-Gatehouse-Attest-Reason")!: reason.rawValue,
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import GatehouseStore
+
+extension Components.Schemas.Attester {
+    init(_ attester: Attester, appKey: AppKey) {
+        self.init(
+            appKey: appKey.rawValue,
+            attestId: attester.attestID.rawValue,
+            kind: .pow,
+            pow: .init(
+                format: attester.pow.format == .altchaV1 ? .altchaV1 : .altchaV2,
+                maxNumber: attester.pow.maxNumber,
+                cost: attester.pow.cost,
+                keyPrefix: attester.pow.keyPrefix
+            ),
+            adaptive: attester.adaptive,
+            challengeLifetimeSeconds: attester.challengeLifetimeSeconds,
+            tokenLifetimeSeconds: attester.tokenLifetimeSeconds,
+            tokenHeader: attester.tokenHeader,
+            maxUses: attester.maxUses ?? 0,
+            algorithm: attester.algorithm == .es256 ? .es256 : .hs256,
+            bindHeader: attester.bindHeader,
+            routes: attester.routes.map { .init(method: .init(rawValue: $0.method) ?? ._ast_, pathPrefix: $0.pathPrefix) },
+            status: attester.status == .active ? .active : .disabled,
+            createdAt: attester.createdAt,
+            updatedAt: attester.updatedAt
+        )
+    }
+}
+
+extension AttesterChange {
+    init(_ body: Components.Schemas.AttesterCreate) {
+        self.init()
+        set(
+            kind: body.kind?.rawValue,
+            pow: body.pow,
+            adaptive: body.adaptive,
+            challengeLifetimeSeconds: body.challengeLifetimeSeconds,
+            tokenLifetimeSeconds: body.tokenLifetimeSeconds,
+            tokenHeader: body.tokenHeader,
+            maxUses: body.maxUses,
+            algorithm: body.algorithm?.rawValue,
+            bindHeader: body.bindHeader,
+            routes: body.routes
+        )
+    }
+
+    init(_ body: Components.Schemas.AttesterUpdate) {
+        self.init()
+        set(
+            kind: body.kind?.rawValue,
+            pow: body.pow,
+            adaptive: body.adaptive,
+            challengeLifetimeSeconds: body.challengeLifetimeSeconds,
+            tokenLifetimeSeconds: body.tokenLifetimeSeconds,
+            tokenHeader: body.tokenHeader,
+            maxUses: body.maxUses,
+            algorithm: body.algorithm?.rawValue,
+            bindHeader: body.bindHeader,
+            routes: body.routes
+        )
+        status = body.status?.rawValue
+    }
+
+    private mutating func set(
+        kind: String?,
+        pow: Components.Schemas.PowSettings?,
+        adaptive: Bool?,
+        challengeLifetimeSeconds: Int?,
+        tokenLifetimeSeconds: Int?,
+        tokenHeader: String?,
+        maxUses: Int?,
+        algorithm: String?,
+        bindHeader: String?,
+        routes: [Components.Schemas.ProtectedRoute]?
+    ) {
+        self.kind = kind
+        powFormat = pow?.format?.rawValue
+        maxNumber = pow?.maxNumber
+        cost = pow?.cost
+        keyPrefix = pow?.keyPrefix
+        self.adaptive = adaptive
+        self.challengeLifetimeSeconds = challengeLifetimeSeconds
+        self.tokenLifetimeSeconds = tokenLifetimeSeconds
+        self.tokenHeader = tokenHeader
+        self.maxUses = maxUses
+        self.algorithm = algorithm
+        self.bindHeader = bindHeader
+        self.routes = routes?.map { ($0.method.rawValue, $0.pathPrefix) }
+    }
+}
+
+extension Components.Schemas.AltchaChallenge {
+    init(_ challenge: PowChallenge) {
+        switch challenge {
+        case .v1(let v1):
+            self.init(algorithm: v1.algorithm, challenge: v1.challenge, maxnumber: v1.maxNumber, salt: v1.salt, signature: v1.signature)
+        case .v2(let v2):
+            let p = v2.parameters
+            self.init(
+                signature: v2.signature,
+                parameters: .init(
+                    algorithm: p.algorithm,
+                    cost: p.cost,
+                    keyLength: p.keyLength,
+                    keyPrefix: p.keyPrefix,
+                    nonce: p.nonce,
+                    salt: p.salt,
+                    expiresAt: p.expiresAt,
+                    data: .init(attestId: p.binding.attestID, deviceId: p.binding.deviceID)
+                )
+            )
+        }
+    }
+}
+
+extension Components.Schemas.SDKConfigAdmin {
+    init(_ config: StoredSDKConfig) {
+        self.init(version: Int(config.version), protectedHosts: config.protectedHosts.map { .init(host: $0.host, pins: $0.pins) })
+    }
+}
+
+extension Components.Schemas.SigningKeyInfo {
+    init(_ key: SigningKey) {
+        self.init(
+            kid: key.kid,
+            algorithm: .es256,
+            createdAt: key.createdAt,
+            retiredAt: key.retiredAt,
+            publishedUntil: key.publishedUntil,
+            active: key.retiredAt == nil
+        )
+    }
+}
+
+extension Components.Schemas.AttestationClaims {
+    init(_ claims: AttestationClaims) {
+        self.init(
+            iss: claims.iss,
+            aud: claims.aud,
+            sub: claims.sub,
+            did: claims.did,
+            iat: claims.iat,
+            exp: claims.exp,
+            jti: claims.jti,
+            attestId: claims.attestId,
+            ip: claims.ip,
+            pay: claims.pay,
+            lim: claims.lim
+        )
+    }
+}

@@ -1,0 +1,166 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import GatehouseCore
+
+@Suite struct AttestationCoreTests {
+    let key = SymmetricKey(data: Array("k".utf8))
+    let binding = PowBinding(attestID: "login-pow", deviceID: DeviceID(bytes: Array(0..<16)).rawValue)
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func solvedV1(maxNumber: Int = 1_000) -> (challenge: AltchaV1Challenge, number: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let difficulty = PowDifficulty(format: .altchaV1, maxNumber: maxNumber, cost: 1, keyPrefix: "0")
+        guard
+            case .v1(let challenge) = Altcha.create(difficulty, binding: binding, expiresAt: now.addingTimeInterval(60), key: key, using: &generator)
+        else { fatalError("not classic") }
+        let number = (0...maxNumber).first { Hex.encode(SHA256.hash(data: Array((challenge.salt + String($0)).utf8))) == challenge.challenge }!
+        return (challenge, number)
+    }
+
+    func payload(_ challenge: AltchaV1Challenge, number: Int, salt: String? = nil) -> String {
+        let json =
+            #"{"algorithm":"SHA-256","challenge":"\#(challenge.challenge)","number":\#(number),"salt":"\#(salt ?? challenge.salt)","signature":"\#(challenge.signature)"}"#
+        return Data(json.utf8).base64EncodedString()
+    }
+
+    @Test func aClassicSolutionVerifiesOnceBoundToItsDeviceAndBeforeItsExpiry() throws {
+        let (challenge, number) = solvedV1()
+        let solved = try Altcha.verify(payload: payload(challenge, number: number), key: key, binding: binding, at: now)
+        #expect(solved.replayKey.hasPrefix("v1:"))
+        #expect(throws: DomainError.self) {
+            try Altcha.verify(payload: payload(challenge, number: number), key: key, binding: binding, at: now.addingTimeInterval(61))
+        }
+        let other = PowBinding(attestID: "login-pow", deviceID: DeviceID(bytes: Array(repeating: 1, count: 16)).rawValue)
+        #expect(throws: DomainError(.challengeMismatch, "This challenge was issued for another attester or device.", field: "payload")) {
+            try Altcha.verify(payload: payload(challenge, number: number), key: key, binding: other, at: now)
+        }
+        #expect(throws: DomainError.self) {
+            try Altcha.verify(payload: payload(challenge, number: number + 1), key: key, binding: binding, at: now)
+        }
+    }
+
+    /// CVE-2025-68113: moving digits from the number into the salt keeps SHA-256(salt || number) and
+    /// its signature; a lax salt reader would then read a different expiry.
+    @Test func digitsSplicedBetweenSaltAndNumberAreRefused() throws {
+        var (challenge, number) = solvedV1(maxNumber: 100_000)
+        while number < 10 { (challenge, number) = solvedV1(maxNumber: 100_000) }
+        let digits = String(number)
+        let spliced = payload(challenge, number: Int(digits.dropFirst())!, salt: challenge.salt + String(digits.first!))
+        #expect(throws: DomainError.self) { try Altcha.verify(payload: spliced, key: key, binding: binding, at: now) }
+        let withoutDelimiter = payload(challenge, number: number, salt: String(challenge.salt.dropLast()))
+        #expect(throws: DomainError.self) { try Altcha.verify(payload: withoutDelimiter, key: key, binding: binding, at: now) }
+    }
+
+    @Test func jwsRefusesAlgNoneAndUnknownKeysAndChecksBinding() throws {
+        var generator = SystemRandomNumberGenerator()
+        let signing = SigningKey.generate(at: now)
+        let appKey = try AppKey(validating: "abcde")
+        let attester = Attester(
+            appID: AppID(UUID()),
+            attestID: try AttestID(validating: "login-pow"),
+            bindHeader: "Authorization",
+            createdAt: now,
+            updatedAt: now
+        )
+        let issued = AttestationToken.issue(
+            issuer: "gatehouse",
+            appKey: appKey,
+            device: DeviceID(bytes: Array(0..<16)),
+            attester: attester,
+            address: nil,
+            binding: AttestationToken.binding(of: "Bearer a"),
+            at: now,
+            signer: signing.signer,
+            using: &generator
+        )
+        let keys = AttestationVerificationKeys(published: [signing.kid: signing.privateKey.publicKey])
+        func verify(
+            _ token: String,
+            bound: String? = "Bearer a",
+            keys: AttestationVerificationKeys? = nil,
+            at: Date? = nil
+        ) -> AttestationTokenFailure? {
+            if case .failure(let reason) = AttestationToken.verify(
+                token,
+                appKey: appKey,
+                attestID: attester.attestID,
+                boundValue: bound,
+                requireBinding: true,
+                keys: keys ?? self.keysFor(signing),
+                at: at ?? now
+            ) {
+                return reason
+            }
+            return nil
+        }
+        #expect(verify(issued.token) == nil)
+        #expect(verify(issued.token, bound: "Bearer b") == .bindingMismatch)
+        #expect(verify(issued.token, at: now.addingTimeInterval(300)) == .expired)
+        #expect(verify(issued.token, keys: AttestationVerificationKeys(published: [:])) == .unknownKey)
+        let parts = issued.token.split(separator: ".")
+        let none = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + parts[1] + "."
+        #expect(verify(none) == .unsupportedAlgorithm)
+        #expect(verify(parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(repeating: 0, count: 64))) == .badSignature)
+        _ = keys
+    }
+
+    func keysFor(_ key: SigningKey) -> AttestationVerificationKeys {
+        AttestationVerificationKeys(published: [key.kid: key.privateKey.publicKey])
+    }
+
+    @Test func theGateMatchesNormalisedPathsByLongestPrefix() throws {
+        #expect(Gate.normalizedPath("/api/../api/%70ay?x=1") == "/api/pay")
+        #expect(Gate.normalizedPath("//api//pay/") == "/api/pay/")
+        #expect(Gate.normalizedPath("/../etc") == nil)
+        let now = Date()
+        let app = AppID(UUID())
+        let wide = Attester(
+            appID: app,
+            attestID: try AttestID(validating: "wide"),
+            routes: [try ProtectedRoute(method: "*", pathPrefix: "/api/")],
+            createdAt: now,
+            updatedAt: now
+        )
+        let narrow = Attester(
+            appID: app,
+            attestID: try AttestID(validating: "narrow"),
+            routes: [try ProtectedRoute(method: "post", pathPrefix: "/api/pay")],
+            createdAt: now,
+            updatedAt: now
+        )
+        #expect(Gate.attester(for: "POST", path: "/api/pay/now", among: [wide, narrow])?.attestID.rawValue == "narrow")
+        #expect(Gate.attester(for: "GET", path: "/api/pay/now", among: [wide, narrow])?.attestID.rawValue == "wide")
+        #expect(Gate.attester(for: "GET", path: "/public", among: [wide, narrow]) == nil)
+    }
+
+    @Test func riskierDevicesGetHarderWork() throws {
+        let now = Date()
+        let attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "adaptive"), createdAt: now, updatedAt: now)
+        let quiet = AdaptiveDifficulty.difficulty(for: attester, activity: .quiet)
+        let reviewed = AdaptiveDifficulty.difficulty(
+            for: attester,
+            activity: .init(reviewsLastHour: 1, rejectsLastHour: 0, ztokensLastTenMinutes: 0, denyListed: false)
+        )
+        let rejected = AdaptiveDifficulty.difficulty(
+            for: attester,
+            activity: .init(reviewsLastHour: 0, rejectsLastHour: 1, ztokensLastTenMinutes: 0, denyListed: false)
+        )
+        let denied = AdaptiveDifficulty.difficulty(
+            for: attester,
+            activity: .init(reviewsLastHour: 0, rejectsLastHour: 0, ztokensLastTenMinutes: 0, denyListed: true)
+        )
+        let levels: [Int] = [quiet.level, reviewed.level, rejected.level, denied.level]
+        #expect(levels == [0, 1, 2, 3])
+        #expect(denied.difficulty.maxNumber == quiet.difficulty.maxNumber * 64)
+        var fixed = attester
+        fixed.adaptive = false
+        #expect(
+            AdaptiveDifficulty.difficulty(
+                for: fixed,
+                activity: .init(reviewsLastHour: 9, rejectsLastHour: 9, ztokensLastTenMinutes: 99, denyListed: true)
+            ).level == 0
+        )
+    }
+}
