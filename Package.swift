@@ -109,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseCoreTests",
-            dependencies: ["GatehouseCore"],
+            dependencies: ["GatehouseCore", "GatehouseTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

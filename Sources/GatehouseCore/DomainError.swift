@@ -37,6 +37,13 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidBinding = "invalid_binding"
         case invalidSDKConfig = "invalid_sdk_config"
         case invalidAttestationToken = "invalid_attestation_token"
+        case invalidCaptchaRequest = "invalid_captcha_request"
+        case invalidCaptchaAnswer = "invalid_captcha_answer"
+        case captchaNotFound = "captcha_not_found"
+        case captchaExpired = "captcha_expired"
+        case captchaSolved = "captcha_solved"
+        case captchaExhausted = "captcha_exhausted"
+        case invalidCaptchaPass = "invalid_captcha_pass"
         case masterKeyInvalid = "master_key_invalid"
         case sealedSecretUnreadable = "sealed_secret_unreadable"
     }

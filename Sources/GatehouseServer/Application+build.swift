@@ -50,6 +50,11 @@ public func buildApplication(
     let attestation = AttestationOperations(store: store, apps: operations, box: box, keys: signingKeys, clock: clock, issuer: configuration.issuer)
     AttestationController(sdk: sdk, apps: operations, attestation: attestation).register(on: &routes)
     AdminAttestationController(attestation: attestation).register(on: &routes)
+    let captchaLimits = CaptchaRateLimits(
+        challengesPerMinute: configuration.captchaChallengesPerMinute,
+        answersPerMinute: configuration.captchaAnswersPerMinute
+    )
+    CaptchaController(captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits)).register(on: &routes)
 
     router.addMiddleware {
         RequestIDMiddleware()

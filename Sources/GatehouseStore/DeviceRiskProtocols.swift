@@ -151,4 +151,6 @@ public struct PurgeReport: Sendable, Equatable {
     public let nonces: Int
     /// Used PoW solutions and use counts of limited-use tokens past their expiry.
     public let attestations: Int
+    /// Captcha challenges and pass tokens an hour past their expiry.
+    public let captchas: Int
 }

@@ -300,34 +300,37 @@ extension SQLStore: DeviceRiskStore {
                     in: locked
                 )
             }
-            let nonces = try await Self.deleteInBatches(
-                """
-                DELETE FROM sdk_nonces WHERE (app_id, nonce) IN
-                  (SELECT app_id, nonce FROM sdk_nonces WHERE expires_at < $1 LIMIT $2)
-                RETURNING nonce
-                """,
-                [.date(now), .int(Self.purgeBatch)],
-                in: locked
-            )
+            let nonces = try await Self.deleteExpired(from: "sdk_nonces", key: "nonce", before: now, in: locked)
             var attestations = 0
             for (table, key) in [("attest_solutions", "replay_key"), ("attest_token_uses", "jti")] {
-                attestations += try await Self.deleteInBatches(
-                    """
-                    DELETE FROM \(table) WHERE (app_id, \(key)) IN
-                      (SELECT app_id, \(key) FROM \(table) WHERE expires_at < $1 LIMIT $2)
-                    RETURNING \(key)
-                    """,
-                    [.date(now), .int(Self.purgeBatch)],
-                    in: locked
-                )
+                attestations += try await Self.deleteExpired(from: table, key: key, before: now, in: locked)
             }
-            return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations)
+            // Captcha rows outlive their expiry by an hour, so that idempotent siteverify retries still
+            // find their pass; passes go first, as they point at their challenge.
+            var captchas = 0
+            for (table, key) in [("captcha_passes", "token_hash"), ("captcha_challenges", "challenge_id")] {
+                captchas += try await Self.deleteExpired(from: table, key: key, before: now.addingTimeInterval(-3600), in: locked)
+            }
+            return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations, captchas: captchas)
         }
     }
 
     /// Rows are deleted a bounded batch per statement, so a large backlog neither holds locks for long
     /// nor loads every deleted key at once.
     static let purgeBatch: Int64 = 1000
+
+    /// Deletes the rows of a table keyed by (app_id, `key`) whose `expires_at` is before `cutoff`.
+    static func deleteExpired(from table: String, key: String, before cutoff: Date, in database: any SQLDatabase) async throws(StoreError) -> Int {
+        try await deleteInBatches(
+            """
+            DELETE FROM \(table) WHERE (app_id, \(key)) IN
+              (SELECT app_id, \(key) FROM \(table) WHERE expires_at < $1 LIMIT $2)
+            RETURNING \(key)
+            """,
+            [.date(cutoff), .int(purgeBatch)],
+            in: database
+        )
+    }
 
     static func deleteInBatches(_ sql: String, _ binds: [SQLValue], in database: any SQLDatabase) async throws(StoreError) -> Int {
         var total = 0

@@ -69,6 +69,7 @@ struct AttesterCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a proof-of-work attester.")
         @Argument(help: "The app's appKey.") var appKey: String
         @Option(name: .customLong("id"), help: "The attestId.") var attestID: String
+        @Option(help: "pow (default), captcha or pow+captcha.") var kind: String?
         @Option(help: "altcha-v1 (classic) or altcha-v2 (PBKDF2).") var format: String?
         @Option(help: "Classic: the largest secret number.") var maxNumber: Int?
         @Option(help: "v2: PBKDF2 iterations per attempt.") var cost: Int?
@@ -82,6 +83,7 @@ struct AttesterCommand: AsyncParsableCommand {
 
         func run() async throws {
             var change = AttesterChange()
+            change.kind = kind
             change.powFormat = format
             change.maxNumber = maxNumber
             change.cost = cost

@@ -163,4 +163,22 @@ import Testing
             ).level == 0
         )
     }
+
+    @Test func theCaptchaJoinsByKindOrAtTheTopRiskLevel() throws {
+        var attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "login"), createdAt: now, updatedAt: now)
+        attester.adaptive = true
+        #expect(!AdaptiveDifficulty.requiresCaptcha(attester, level: 2))
+        #expect(AdaptiveDifficulty.requiresCaptcha(attester, level: 3))
+        attester.adaptive = false
+        #expect(!AdaptiveDifficulty.requiresCaptcha(attester, level: 3))
+        var change = AttesterChange()
+        change.kind = "pow+captcha"
+        let both = try change.applied(to: attester, at: now)
+        #expect(both.kind == .powAndCaptcha && both.kind.asksForWork && AdaptiveDifficulty.requiresCaptcha(both, level: 0))
+        change.kind = "captcha"
+        let captchaOnly = try change.applied(to: attester, at: now)
+        #expect(!captchaOnly.kind.asksForWork && captchaOnly.kind.asksForCaptcha)
+        change.kind = "captcha+pow"
+        #expect(throws: DomainError.self) { try change.applied(to: attester, at: now) }
+    }
 }

@@ -43,6 +43,7 @@ struct ServerFixture: Sendable {
 func withServer(
     _ kind: TestStoreKind,
     clock: any GatehouseClock = SystemClock(),
+    configure: @Sendable (inout GatehouseConfiguration) -> Void = { _ in },
     _ body: @Sendable (ServerFixture) async throws -> Void
 ) async throws {
     try await withTestDatabase(kind) { database in
@@ -58,6 +59,7 @@ func withServer(
             maxBodyBytes: 4096
         )
         if case .postgres(let url) = database.location { configuration.databaseURL = url }
+        configure(&configuration)
         let token = try await StoreService.withStore(database.location, logger: TestDatabase.logger) { store in
             _ = try await store.migrate()
             return try await AdminTokenOperations(store: store, clock: SystemClock()).create(

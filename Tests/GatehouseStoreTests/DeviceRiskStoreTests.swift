@@ -233,7 +233,7 @@ import Testing
             let oldKeys = try keys(app, nil, at: now.addingTimeInterval(-40 * 86_400))
             _ = try await store.recordRiskDecision(oldKeys) { Self.record(oldKeys, $0) }
             let report = try await store.purgeExpired(at: now)
-            #expect(report == PurgeReport(ztokens: 1, decisions: 1, nonces: 1, attestations: 0))
+            #expect(report == PurgeReport(ztokens: 1, decisions: 1, nonces: 1, attestations: 0, captchas: 0))
             let recentKeys = try keys(app, recent)
             #expect(try await store.recordRiskDecision(recentKeys) { Self.record(recentKeys, $0) }.record.tokenState == .fresh)
         }
@@ -248,7 +248,7 @@ import Testing
                     try await second.purgeExpired(at: now)
                 }
                 #expect(skipped == .some(nil))
-                #expect(try await second.purgeExpired(at: now) == PurgeReport(ztokens: 0, decisions: 0, nonces: 0, attestations: 0))
+                #expect(try await second.purgeExpired(at: now) == PurgeReport(ztokens: 0, decisions: 0, nonces: 0, attestations: 0, captchas: 0))
             }
         }
     }

@@ -33,33 +33,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from sdk_sign import sign  # noqa: E402
-
-FAILURES = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what)
-    if not condition:
-        FAILURES.append(what)
-
-
-def call(method, url, body=None, headers=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            raw = response.read()
-            return response.status, dict(response.headers), (json.loads(raw) if raw else None)
-    except urllib.error.HTTPError as error:
-        raw = error.read()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return error.code, dict(error.headers), parsed
-
+from interop_common import call, check, finish  # noqa: E402
 
 class Gatehouse:
     def __init__(self, url, admin_token):
@@ -335,10 +309,7 @@ def main():
             finally:
                 stop()
 
-    if FAILURES:
-        print(f"\n{len(FAILURES)} check(s) failed")
-        sys.exit(1)
-    print("\nall attestation interop checks passed")
+    finish("attestation interop")
 
 
 if __name__ == "__main__":

@@ -26,9 +26,16 @@ public struct RecentDeviceActivity: Equatable, Sendable {
 /// | 0     | nothing below                                               | x1   |
 /// | 1     | a `review` in the last hour; 20+ ztokens in 10 minutes      | x4   |
 /// | 2     | a `reject`, or 3+ `review`s, in the last hour               | x16  |
-/// | 3     | 3+ `reject`s in the last hour; the device is deny-listed    | x64  |
+/// | 3     | 3+ `reject`s in the last hour; the device is deny-listed    | x64, and the captcha |
 public enum AdaptiveDifficulty {
     public static let velocityThreshold = 20
+    /// From this level an adaptive attester also asks for the slider captcha.
+    public static let captchaLevel = 3
+
+    /// Whether a token from `attester` needs a captcha pass, at the device's current `level`.
+    public static func requiresCaptcha(_ attester: Attester, level: Int) -> Bool {
+        attester.kind.asksForCaptcha || (attester.adaptive && level >= captchaLevel)
+    }
 
     public static func level(_ activity: RecentDeviceActivity) -> Int {
         if activity.denyListed || activity.rejectsLastHour >= 3 { return 3 }

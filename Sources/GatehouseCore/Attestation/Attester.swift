@@ -1,9 +1,13 @@
 import Foundation
 
-/// How an attester tests the client. Proof-of-work for now; the slider captcha joins with the captcha
-/// capability.
+/// How an attester tests the client: silent proof-of-work, the slider captcha, or both.
 public enum AttesterKind: String, Sendable, Codable, CaseIterable {
     case pow
+    case captcha
+    case powAndCaptcha = "pow+captcha"
+
+    public var asksForWork: Bool { self != .captcha }
+    public var asksForCaptcha: Bool { self != .pow }
 }
 
 /// ALTCHA's two challenge formats: classic (SHA-256 over salt and a number) and v2 (PBKDF2/SHA-256).

@@ -34,7 +34,7 @@ public struct AttesterChange: Sendable, Equatable {
         var updated = attester
         if let kind {
             guard let parsed = AttesterKind(rawValue: kind) else {
-                throw DomainError(.invalidAttester, "kind is pow.", field: "kind")
+                throw DomainError(.invalidAttester, "kind is pow, captcha or pow+captcha.", field: "kind")
             }
             updated.kind = parsed
         }

@@ -28,6 +28,10 @@ import Logging
 ///   nonces are deleted; 0 turns the purger off on this instance.
 /// - `GATEHOUSE_ISSUER` (string, default `gatehouse`): the `iss` claim of attestation tokens; backends
 ///   that verify tokens themselves check it.
+/// - `GATEHOUSE_CAPTCHA_CHALLENGES_PER_MINUTE` (int, default `30`): captcha challenges one client
+///   address, and separately one device, may fetch per minute on one instance; more get 429.
+/// - `GATEHOUSE_CAPTCHA_ANSWERS_PER_MINUTE` (int, default `60`): captcha answers one client address
+///   may send per minute on one instance.
 public struct GatehouseConfiguration: Sendable {
     public var hostname: String
     public var port: Int
@@ -42,6 +46,8 @@ public struct GatehouseConfiguration: Sendable {
     public var maxBodyBytes: Int
     public var purgeIntervalSeconds: Int
     public var issuer: String
+    public var captchaChallengesPerMinute: Int
+    public var captchaAnswersPerMinute: Int
 
     public init(
         hostname: String = "127.0.0.1",
@@ -56,7 +62,9 @@ public struct GatehouseConfiguration: Sendable {
         trustedProxies: [CIDR] = [],
         maxBodyBytes: Int = 65_536,
         purgeIntervalSeconds: Int = 600,
-        issuer: String = "gatehouse"
+        issuer: String = "gatehouse",
+        captchaChallengesPerMinute: Int = 30,
+        captchaAnswersPerMinute: Int = 60
     ) {
         self.hostname = hostname
         self.port = port
@@ -71,6 +79,8 @@ public struct GatehouseConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.purgeIntervalSeconds = purgeIntervalSeconds
         self.issuer = issuer
+        self.captchaChallengesPerMinute = captchaChallengesPerMinute
+        self.captchaAnswersPerMinute = captchaAnswersPerMinute
     }
 
     /// Reads the keys above from `reader` (scoped so that `database.url` is `GATEHOUSE_DATABASE_URL`).
@@ -102,7 +112,9 @@ public struct GatehouseConfiguration: Sendable {
             trustedProxies: proxies,
             maxBodyBytes: gatehouse.int(forKey: "max.body.bytes", default: 65_536),
             purgeIntervalSeconds: max(0, gatehouse.int(forKey: "purge.interval.seconds", default: 600)),
-            issuer: gatehouse.string(forKey: "issuer", default: "gatehouse")
+            issuer: gatehouse.string(forKey: "issuer", default: "gatehouse"),
+            captchaChallengesPerMinute: max(1, gatehouse.int(forKey: "captcha.challenges.per.minute", default: 30)),
+            captchaAnswersPerMinute: max(1, gatehouse.int(forKey: "captcha.answers.per.minute", default: 60))
         )
     }
 

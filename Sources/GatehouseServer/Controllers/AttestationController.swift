@@ -34,11 +34,14 @@ struct AttestationController {
                         code: ._0,
                         message: "success",
                         attestId: issued.attester.attestID.rawValue,
-                        kind: .pow,
+                        kind: .init(issued.attester.kind),
                         format: issued.attester.pow.format == .altchaV1 ? .altchaV1 : .altchaV2,
                         level: issued.level,
                         expiresAt: issued.expiresAt,
-                        challenge: .init(issued.challenge)
+                        challenge: issued.challenge.map(Components.Schemas.AltchaChallenge.init),
+                        captchaRequired: issued.captchaRequired,
+                        captchaPage: issued.captchaRequired
+                            ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil
                     )
                 )
             }
@@ -51,6 +54,7 @@ struct AttestationController {
                     attestID: input.attestId,
                     deviceID: input.deviceId,
                     payload: input.payload,
+                    captchaPassToken: input.captchaPassToken,
                     pay: input.pay,
                     address: context.clientAddress
                 )

@@ -3,12 +3,19 @@ import GatehouseAPI
 import GatehouseCore
 import GatehouseStore
 
+extension Components.Schemas.AttesterKind {
+    init(_ kind: AttesterKind) {
+        // The contract's enum is the domain's, value for value.
+        self.init(rawValue: kind.rawValue)!
+    }
+}
+
 extension Components.Schemas.Attester {
     init(_ attester: Attester, appKey: AppKey) {
         self.init(
             appKey: appKey.rawValue,
             attestId: attester.attestID.rawValue,
-            kind: .pow,
+            kind: .init(attester.kind),
             pow: .init(
                 format: attester.pow.format == .altchaV1 ? .altchaV1 : .altchaV2,
                 maxNumber: attester.pow.maxNumber,

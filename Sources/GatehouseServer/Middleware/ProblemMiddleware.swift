@@ -17,6 +17,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw problem
         } catch let error as SDKError {
             throw error
+        } catch let error as CaptchaError {
+            throw error
         } catch let error as DomainError {
             if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
                 context.logger.error("secret unreadable", metadata: ["error": "\(error)"])

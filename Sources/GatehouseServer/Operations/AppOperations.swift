@@ -183,14 +183,19 @@ public struct AppOperations: Sendable {
         case .failure(let refusal):
             throw Self.problem(for: refusal)
         case .success(let presented):
-            let app = try await store.app(withKey: presented.appKey)
-            var secrets: [SealedSecret] = []
-            if let app { secrets = try await store.secrets(of: app.id) }
-            switch BackendCredentials.admit(app: app, secrets: secrets, presentedSecret: presented.secret, at: clock.now(), box: box) {
-            case .success(let version): return (app!, version)
+            switch try await admitBackend(appKey: presented.appKey, secret: presented.secret) {
+            case .success(let admitted): return admitted
             case .failure(let refusal): throw Self.problem(for: refusal)
             }
         }
+    }
+
+    /// Checks an appKey and server secret pair however it arrived (Basic, or siteverify's `secret`).
+    public func admitBackend(appKey: AppKey, secret: String) async throws -> Result<(app: App, secretVersion: Int), BackendCredentials.Refusal> {
+        let app = try await store.app(withKey: appKey)
+        var secrets: [SealedSecret] = []
+        if let app { secrets = try await store.secrets(of: app.id) }
+        return BackendCredentials.admit(app: app, secrets: secrets, presentedSecret: secret, at: clock.now(), box: box).map { (app!, $0) }
     }
 
     static func problem(for refusal: BackendCredentials.Refusal) -> Problem {

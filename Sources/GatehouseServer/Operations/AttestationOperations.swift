@@ -111,36 +111,48 @@ public struct AttestationOperations: Sendable {
 
     public struct IssuedChallenge: Sendable {
         public let attester: Attester
-        public let challenge: PowChallenge
+        /// The proof-of-work, unless the attester asks only for the captcha.
+        public let challenge: PowChallenge?
+        /// Whether the token exchange needs a captcha pass too (the attester's kind, or a risky device).
+        public let captchaRequired: Bool
         public let level: Int
         public let expiresAt: Date
     }
 
-    /// A proof-of-work challenge for a started device, as hard as the attester and the device's recent
-    /// risk say.
+    /// What a started device must do for a token: proof-of-work as hard as the attester and the
+    /// device's recent risk say, the captcha, or both.
     public func challenge(app: App, attestID: String, deviceID: String) async throws -> IssuedChallenge {
         let (attester, device) = try await attesterForDevice(app: app, attestID: attestID, deviceID: deviceID)
         let now = clock.now()
-        let activity = attester.adaptive ? try await store.recentActivity(appID: app.id, deviceID: device, at: now) : .quiet
-        let (difficulty, level) = AdaptiveDifficulty.difficulty(for: attester, activity: activity)
+        let (difficulty, level) = try await difficulty(attester, app: app, device: device, at: now)
         let expiresAt = now.addingTimeInterval(TimeInterval(attester.challengeLifetimeSeconds))
         var generator = SystemRandomNumberGenerator()
-        let challenge = Altcha.create(
-            difficulty,
-            binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
-            expiresAt: expiresAt,
-            key: powKey(app),
-            using: &generator
+        let challenge =
+            attester.kind.asksForWork
+            ? Altcha.create(
+                difficulty,
+                binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
+                expiresAt: expiresAt,
+                key: powKey(app),
+                using: &generator
+            ) : nil
+        return IssuedChallenge(
+            attester: attester,
+            challenge: challenge,
+            captchaRequired: AdaptiveDifficulty.requiresCaptcha(attester, level: level),
+            level: level,
+            expiresAt: expiresAt
         )
-        return IssuedChallenge(attester: attester, challenge: challenge, level: level, expiresAt: expiresAt)
     }
 
-    /// Verifies a solved challenge (once) and issues the attestation token.
+    /// Verifies what the attester asks for (a solved challenge, once; a captcha pass, once) and issues
+    /// the attestation token.
     public func token(
         app: App,
         attestID: String,
         deviceID: String,
-        payload: String,
+        payload: String?,
+        captchaPassToken: String?,
         pay: String?,
         address: String?
     ) async throws -> (
@@ -151,14 +163,25 @@ public struct AttestationOperations: Sendable {
             throw DomainError(.invalidBinding, "pay is base64(SHA-256(bound value)): 44 characters.", field: "pay")
         }
         let now = clock.now()
-        let solved = try Altcha.verify(
-            payload: payload,
-            key: powKey(app),
-            binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
-            at: now
-        )
-        guard try await store.useSolution(appID: app.id, replayKey: solved.replayKey, expiresAt: solved.expiresAt) else {
-            throw DomainError(.solutionReused, "This challenge was already solved once; fetch a new one.", field: "payload")
+        if attester.kind.asksForWork {
+            guard let payload else {
+                throw DomainError(.invalidPowPayload, "This attester asks for proof-of-work: send the solved challenge as payload.", field: "payload")
+            }
+            let solved = try Altcha.verify(
+                payload: payload,
+                key: powKey(app),
+                binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
+                at: now
+            )
+            guard try await store.useSolution(appID: app.id, replayKey: solved.replayKey, expiresAt: solved.expiresAt) else {
+                throw DomainError(.solutionReused, "This challenge was already solved once; fetch a new one.", field: "payload")
+            }
+        }
+        // The captcha requirement is judged again here, from the device's risk now (a PoW challenge
+        // carries no state), so a device that turned risky meanwhile cannot skip it.
+        let level = try await difficulty(attester, app: app, device: device, at: now).level
+        if AdaptiveDifficulty.requiresCaptcha(attester, level: level) {
+            try await redeemCaptchaPass(captchaPassToken, app: app, attester: attester, device: device, at: now)
         }
         var generator = SystemRandomNumberGenerator()
         let issued = AttestationToken.issue(
@@ -173,6 +196,40 @@ public struct AttestationOperations: Sendable {
             using: &generator
         )
         return (issued.token, issued.claims, attester)
+    }
+
+    private func difficulty(_ attester: Attester, app: App, device: DeviceID, at now: Date) async throws -> (difficulty: PowDifficulty, level: Int) {
+        let activity = attester.adaptive ? try await store.recentActivity(appID: app.id, deviceID: device, at: now) : .quiet
+        return AdaptiveDifficulty.difficulty(for: attester, activity: activity)
+    }
+
+    /// Spends a captcha pass solved for this attester and device. A pass presented for another
+    /// attester or device is spent all the same: it was shown where it does not belong.
+    private func redeemCaptchaPass(_ token: String?, app: App, attester: Attester, device: DeviceID, at now: Date) async throws {
+        guard let token else {
+            throw DomainError(
+                .invalidCaptchaPass,
+                "This attester asks for the slider captcha: send its pass token as captchaPassToken.",
+                field: "captchaPassToken"
+            )
+        }
+        guard let hash = CaptchaPass.storedHash(of: token) else {
+            throw DomainError(.invalidCaptchaPass, "captchaPassToken is not a pass token.", field: "captchaPassToken")
+        }
+        switch try await store.redeemCaptchaPass(appID: app.id, tokenHash: hash, as: .attester(attester.attestID), at: now) {
+        case .unknown:
+            throw DomainError(.invalidCaptchaPass, "No captcha pass has this token.", field: "captchaPassToken")
+        case .spent:
+            throw DomainError(.invalidCaptchaPass, "This captcha pass expired or was used; solve the captcha again.", field: "captchaPassToken")
+        case .valid(let pass):
+            guard pass.challenge.request.attestID == attester.attestID, pass.challenge.request.deviceID == device else {
+                throw DomainError(
+                    .invalidCaptchaPass,
+                    "This captcha pass was solved for another attester or device; open the captcha with this attestId and deviceId.",
+                    field: "captchaPassToken"
+                )
+            }
+        }
     }
 
     /// The signed dynamic configuration, or nil when the SDK's copy (`since`) is current.

@@ -36,6 +36,7 @@ struct RetentionPurger: Service {
                 metadata: [
                     "ztokens": "\(report.ztokens)", "decisions": "\(report.decisions)", "nonces": "\(report.nonces)",
                     "attestations": "\(report.attestations)",
+                    "captchas": "\(report.captchas)",
                 ]
             )
         } catch {
