@@ -242,7 +242,7 @@ def main():
         target = round(gatehouse.answer_x(challenge_id) * scale)
         result = drag(driver, human_path(target))
         check(result is not None and result.get("type") == "success" and result.get("data", "").startswith("gcp_"),
-              "a human-like mouse drag to the gap earns a pass token: %s %s" % (result, driver.execute_script(
+              "a human-like mouse drag to the gap earns a pass token (%s, '%s')" % ((result or {}).get("type"), driver.execute_script(
                   "return document.getElementById('gh-status').textContent")))
         messages = driver.execute_script("return window.__messages")
         check(any(m.get("type") == "success" and m.get("source") == "gatehouse-captcha" for m in messages),
@@ -301,7 +301,7 @@ def main():
         target = round(gatehouse.answer_x(challenge_id) * scale)
         result = drag(driver, human_path(target), touch=True)
         bridge = driver.execute_script("return window.__bridge")
-        check(result is not None and result.get("type") == "success", "a touch drag on a phone passes: %s" % (result,))
+        check(result is not None and result.get("type") == "success", "a touch drag on a phone passes (%s)" % ((result or {}).get("type"),))
         check(len(bridge) == 1 and bridge[0].get("type") == "success" and bridge[0].get("data") == result.get("data"),
               "with window.webkit.messageHandlers.gatehouseCaptcha the result goes there")
         token = result.get("data", "")
