@@ -39,7 +39,9 @@ let package = Package(
         ),
         .target(
             name: "GatehouseCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            dependencies: [
+                "GatehouseSigning", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -78,9 +80,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "GatehouseSigning",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "GatehouseClient",
             dependencies: [
                 "GatehouseAPI",
+                "GatehouseSigning",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ],
@@ -109,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseCoreTests",
-            dependencies: ["GatehouseCore", "GatehouseTestSupport"],
+            dependencies: ["GatehouseCore", "GatehouseSigning", "GatehouseTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -55,6 +55,7 @@ public func buildApplication(
         answersPerMinute: configuration.captchaAnswersPerMinute
     )
     CaptchaController(captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits)).register(on: &routes)
+    SignatureController(apps: operations, signatures: SignatureOperations(store: store, box: box, clock: clock)).register(on: &routes)
 
     router.addMiddleware {
         RequestIDMiddleware()

@@ -16,7 +16,8 @@ extension SQLStore: DeviceRiskStore {
                 client_device_id = excluded.client_device_id, collect_type = excluded.collect_type, platform = excluded.platform,
                 sdk_version = excluded.sdk_version, model = excluded.model, os_version = excluded.os_version, screen = excluded.screen,
                 idfv = excluded.idfv, idfa = excluded.idfa, wifi_ssid = excluded.wifi_ssid, wifi_bssid = excluded.wifi_bssid,
-                environment = excluded.environment, last_seen = excluded.last_seen, last_address = excluded.last_address
+                environment = excluded.environment, last_seen = excluded.last_seen, last_address = excluded.last_address,
+                key_epoch = devices.key_epoch + 1
             RETURNING *
             """,
             [

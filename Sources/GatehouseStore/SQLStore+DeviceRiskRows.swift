@@ -33,7 +33,8 @@ extension SQLStore {
             environment: EnvironmentSignals(rawValue: Int(try row.int("environment"))),
             firstSeen: try row.date("first_seen"),
             lastSeen: try row.date("last_seen"),
-            lastAddress: try row.optionalText("last_address")
+            lastAddress: try row.optionalText("last_address"),
+            keyEpoch: Int(try row.int("key_epoch"))
         )
     }
 

@@ -104,7 +104,11 @@ import Testing
         let first = try DeviceStart.decide(report: report(.fullCollection, clientID: "a"), app: app, address: nil, at: now, keys: keys)
         let reinstall = try DeviceStart.decide(report: report(.fullCollection, clientID: "b"), app: app, address: nil, at: now, keys: keys)
         #expect(first.device.id == reinstall.device.id)
-        #expect(first.deviceKey == reinstall.deviceKey)
+        // Same identity, but each start is a new key epoch: the signing key rotates.
+        var restarted = first.device
+        restarted.keyEpoch += 1
+        #expect(DeviceStart.deviceKey(for: first.device, keys: keys) != DeviceStart.deviceKey(for: restarted, keys: keys))
+        #expect(DeviceStart.deviceKey(for: first.device, keys: keys) == DeviceStart.deviceKey(for: reinstall.device, keys: keys))
         // Without unique data the client's device id is the identity.
         let privateA = try DeviceStart.decide(report: report(.notGranted, clientID: "a"), app: app, address: nil, at: now, keys: keys)
         let privateA2 = try DeviceStart.decide(report: report(.notGranted, clientID: "a", idfv: "other"), app: app, address: nil, at: now, keys: keys)

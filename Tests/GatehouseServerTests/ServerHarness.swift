@@ -47,29 +47,59 @@ func withServer(
     _ body: @Sendable (ServerFixture) async throws -> Void
 ) async throws {
     try await withTestDatabase(kind) { database in
-        var configuration = GatehouseConfiguration(
-            hostname: "127.0.0.1",
-            port: 0,
-            databaseURL: nil,
-            dataDirectory: database.scratchDirectory.path,
-            masterKey: SecretBox.generateBase64MasterKey(),
-            migrateAtStart: true,
-            logLevel: .warning,
-            trustedProxies: [CIDR("127.0.0.0/8")!],
-            maxBodyBytes: 4096
-        )
-        if case .postgres(let url) = database.location { configuration.databaseURL = url }
+        var configuration = testConfiguration(database)
         configure(&configuration)
-        let token = try await StoreService.withStore(database.location, logger: TestDatabase.logger) { store in
-            _ = try await store.migrate()
-            return try await AdminTokenOperations(store: store, clock: SystemClock()).create(
-                name: "test",
-                origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
-            )
-        }
+        let token = try await migratedWithAdminToken(database)
         let app = try await buildApplication(configuration, clock: clock)
         try await app.test(.live) { client in
             try await body(ServerFixture(client: client, adminToken: token, store: database))
+        }
+    }
+}
+
+/// Loopback, any port, a fresh master key, the test database, small bodies.
+func testConfiguration(_ database: TestDatabase) -> GatehouseConfiguration {
+    var configuration = GatehouseConfiguration(
+        hostname: "127.0.0.1",
+        port: 0,
+        databaseURL: nil,
+        dataDirectory: database.scratchDirectory.path,
+        masterKey: SecretBox.generateBase64MasterKey(),
+        migrateAtStart: true,
+        logLevel: .warning,
+        trustedProxies: [CIDR("127.0.0.0/8")!],
+        maxBodyBytes: 4096
+    )
+    if case .postgres(let url) = database.location { configuration.databaseURL = url }
+    return configuration
+}
+
+/// Migrates the database and creates an admin token for the tests to call the admin API with.
+func migratedWithAdminToken(_ database: TestDatabase) async throws -> String {
+    try await StoreService.withStore(database.location, logger: TestDatabase.logger) { store in
+        _ = try await store.migrate()
+        return try await AdminTokenOperations(store: store, clock: SystemClock()).create(
+            name: "test",
+            origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
+        )
+    }
+}
+
+/// Two instances of the application against one fresh PostgreSQL database, as a scaled-out deployment
+/// runs them; `body` gets one fixture for each.
+func withTwoServers(_ body: @Sendable (ServerFixture, ServerFixture) async throws -> Void) async throws {
+    try await withTestDatabase(.postgres) { database in
+        let configuration = testConfiguration(database)
+        let token = try await migratedWithAdminToken(database)
+        let first = try await buildApplication(configuration)
+        let second = try await buildApplication(configuration)
+        try await first.test(.live) { firstClient in
+            try await second.test(.live) { secondClient in
+                try await body(
+                    ServerFixture(client: firstClient, adminToken: token, store: database),
+                    ServerFixture(client: secondClient, adminToken: token, store: database)
+                )
+            }
         }
     }
 }

@@ -207,8 +207,10 @@ def main():
     check(status == 400 and again.get("reason") == "solution_reused", f"a solved challenge is accepted once ({status} {again})")
 
     # CVE-2025-68113: shift digits between the salt and the number; hash and signature still match.
+    # The number after the move must keep its digits: at least two, and no leading zero left behind
+    # (105 would become salt+"1" and 5, which hashes "...15", not "...105").
     digits = str(parsed.number)
-    while len(digits) < 2:
+    while len(digits) < 2 or digits[1] == "0":
         _, payload2, parsed = solve(gh, app, "login-pow", device)
         digits = str(parsed.number)
     spliced = altcha_v1.Payload(parsed.algorithm, parsed.challenge, int(digits[1:]), parsed.salt + digits[0], parsed.signature)

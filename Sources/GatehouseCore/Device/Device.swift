@@ -118,6 +118,9 @@ public struct Device: Equatable, Sendable {
     public var firstSeen: Date
     public var lastSeen: Date
     public var lastAddress: String?
+    /// Bumped by every device start: the device's signing key is derived with it, so a re-initialised
+    /// device signs with a new key and the old one stops verifying.
+    public var keyEpoch: Int
 
     public init(
         appID: AppID,
@@ -132,7 +135,8 @@ public struct Device: Equatable, Sendable {
         environment: EnvironmentSignals,
         firstSeen: Date,
         lastSeen: Date,
-        lastAddress: String?
+        lastAddress: String?,
+        keyEpoch: Int = 0
     ) {
         self.appID = appID
         self.id = id
@@ -147,5 +151,6 @@ public struct Device: Equatable, Sendable {
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
         self.lastAddress = lastAddress
+        self.keyEpoch = keyEpoch
     }
 }

@@ -1,14 +1,12 @@
 import Foundation
 
-/// The decision of one device start: what to store, what was dropped, and the device's identity and key.
+/// The decision of one device start: what to store, what was dropped, and the device's identity.
 public struct DeviceStart: Sendable {
     public static let maxFieldLength = 256
 
     public let device: Device
     /// Groups the report carried but the collection mode forbids; not stored.
     public let dropped: [DeviceDataGroup]
-    /// The device's request-signing key (base64url of 32 bytes), derived, never stored.
-    public let deviceKey: String
 
     /// Applies the collection mode and derives the identity.
     ///
@@ -60,11 +58,13 @@ public struct DeviceStart: Sendable {
             lastSeen: now,
             lastAddress: address
         )
-        return DeviceStart(device: device, dropped: dropped, deviceKey: deviceKey(for: id, app: app.id, keys: keys))
+        return DeviceStart(device: device, dropped: dropped)
     }
 
-    public static func deviceKey(for id: DeviceID, app: AppID, keys: ServerKeys) -> String {
-        Base64URL.encode(ServerKeys.mac(keys.deviceKeyRoot, [app.description, id.rawValue]))
+    /// The device's request-signing key for its current epoch (32 bytes): derived from the master
+    /// key, never stored; each device start moves to a new epoch, and so to a new key.
+    public static func deviceKey(for device: Device, keys: ServerKeys) -> [UInt8] {
+        ServerKeys.mac(keys.deviceKeyRoot, [device.appID.description, device.id.rawValue, String(device.keyEpoch)])
     }
 
     static func validate(_ report: DeviceReport) throws(DomainError) {

@@ -72,7 +72,12 @@ public struct SDKOperations: Sendable {
     public func startDevice(app: App, report: DeviceReport, address: String?) async throws -> StartedDevice {
         let start = try DeviceStart.decide(report: report, app: app, address: address, at: clock.now(), keys: keys)
         let stored = try await store.upsertDevice(start.device)
-        return StartedDevice(device: stored, dropped: start.dropped, deviceKey: start.deviceKey, ztokenTTLSeconds: app.settings.ztokenTTLSeconds)
+        return StartedDevice(
+            device: stored,
+            dropped: start.dropped,
+            deviceKey: Base64URL.encode(DeviceStart.deviceKey(for: stored, keys: keys)),
+            ztokenTTLSeconds: app.settings.ztokenTTLSeconds
+        )
     }
 
     /// Issues a ztoken for a started device, a registered event and an account, and persists it.

@@ -18,7 +18,7 @@ public enum Base64URL {
     }
 
     /// `A-Z a-z 0-9 - _`: also the alphabet of SDK nonces.
-    static func isAlphabet(_ byte: UInt8) -> Bool {
+    public static func isAlphabet(_ byte: UInt8) -> Bool {
         (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// Request signatures for the app's backend: is this request's wtoken (and whash) good, and should
+/// the request pass, be challenged with the captcha, or be refused.
+public struct SignatureOperations: Sendable {
+    let store: any GatehouseStore
+    let keys: ServerKeys
+    let clock: any GatehouseClock
+
+    public init(store: any GatehouseStore, box: SecretBox, clock: any GatehouseClock) {
+        self.store = store
+        self.keys = ServerKeys(box: box)
+        self.clock = clock
+    }
+
+    public struct Verification: Sendable, Equatable {
+        public let signature: ReadSignature?
+        public let failure: SignatureFailure?
+        public let verdict: SecondaryVerdict
+        /// Whether a captcha pass sent with the retry was taken (nil when none was needed or sent).
+        public let passAccepted: Bool?
+    }
+
+    public func verify(app: App, request: PresentedRequest, policy: SignatureFailurePolicy, captchaPassToken: String?) async throws -> Verification {
+        let now = clock.now()
+        var signature: ReadSignature?
+        var failure: SignatureFailure?
+        var latestDecision: RiskDecision?
+        switch SignatureCheck.read(request) {
+        case .failure(let reason): failure = reason
+        case .success(let read):
+            signature = read
+            (failure, latestDecision) = try await check(read, app: app, method: request.method, at: now)
+        }
+        var verdict = SecondaryVerification.decide(failure: failure, policy: policy, latestDecision: latestDecision, passRedeemed: false)
+        var passAccepted: Bool?
+        // A pass is spent only when it changes the answer: a challenge it lets through.
+        if case .challenge = verdict, let captchaPassToken {
+            let accepted = try await redeem(captchaPassToken, app: app, device: signature?.deviceID, at: now)
+            passAccepted = accepted
+            verdict = SecondaryVerification.decide(failure: failure, policy: policy, latestDecision: latestDecision, passRedeemed: accepted)
+        }
+        return Verification(signature: signature, failure: failure, verdict: verdict, passAccepted: passAccepted)
+    }
+
+    /// The store-backed checks, in the order that leaks least: clock, device, block, MAC, then the
+    /// nonce (last, so that a forged signature cannot burn a real one's nonce).
+    private func check(_ signature: ReadSignature, app: App, method: String, at now: Date) async throws -> (SignatureFailure?, RiskDecision?) {
+        guard SignatureCheck.isFresh(signature, at: now) else { return (.staleTimestamp, nil) }
+        guard
+            let state = try await store.signingState(
+                appID: app.id,
+                deviceID: signature.deviceID,
+                decidedAfter: now.addingTimeInterval(-SecondaryVerification.decisionWindowSeconds)
+            )
+        else { return (.unknownDevice, nil) }
+        guard !state.denied else { return (.deviceBlocked, state.latestDecision) }
+        guard SignatureCheck.macMatches(signature, method: method, deviceKey: DeviceStart.deviceKey(for: state.device, keys: keys)) else {
+            return (.badSignature, state.latestDecision)
+        }
+        let expiresAt = now.addingTimeInterval(TimeInterval(2 * SignatureCheck.window))
+        guard try await store.useNonce(appID: app.id, nonce: "w:" + signature.nonce, expiresAt: expiresAt) else {
+            return (.replayed, state.latestDecision)
+        }
+        return (nil, state.latestDecision)
+    }
+
+    /// Takes a captcha pass for a secondary verification: once, and only one solved on this device
+    /// when the page knew the device.
+    private func redeem(_ token: String, app: App, device: DeviceID?, at now: Date) async throws -> Bool {
+        guard let hash = CaptchaPass.storedHash(of: token) else { return false }
+        guard case .valid(let pass) = try await store.redeemCaptchaPass(appID: app.id, tokenHash: hash, as: .secondaryVerification, at: now)
+        else { return false }
+        if let solvedOn = pass.challenge.request.deviceID, solvedOn != device { return false }
+        return true
+    }
+}
