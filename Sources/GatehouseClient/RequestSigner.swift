@@ -15,8 +15,8 @@ public struct RequestSigner: Sendable {
         case custom
     }
 
-    public static let wtokenHeader = "wToken"
-    public static let whashHeader = "ali_sign_whash"
+    public static let wtokenHeader = RequestSigning.wtokenHeader
+    public static let whashHeader = RequestSigning.whashHeader
 
     public let deviceID: String
     let deviceKey: [UInt8]

@@ -47,7 +47,16 @@ public func buildApplication(
     RiskController(apps: operations, risk: risk).register(on: &routes)
     AdminRiskController(risk: risk).register(on: &routes)
     let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
-    let attestation = AttestationOperations(store: store, apps: operations, box: box, keys: signingKeys, clock: clock, issuer: configuration.issuer)
+    let signatures = SignatureOperations(store: store, box: box, clock: clock)
+    let attestation = AttestationOperations(
+        store: store,
+        apps: operations,
+        box: box,
+        keys: signingKeys,
+        clock: clock,
+        issuer: configuration.issuer,
+        signatures: signatures
+    )
     AttestationController(sdk: sdk, apps: operations, attestation: attestation).register(on: &routes)
     AdminAttestationController(attestation: attestation).register(on: &routes)
     let captchaLimits = CaptchaRateLimits(
@@ -55,7 +64,7 @@ public func buildApplication(
         answersPerMinute: configuration.captchaAnswersPerMinute
     )
     CaptchaController(captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits)).register(on: &routes)
-    SignatureController(apps: operations, signatures: SignatureOperations(store: store, box: box, clock: clock)).register(on: &routes)
+    SignatureController(apps: operations, signatures: signatures).register(on: &routes)
 
     router.addMiddleware {
         RequestIDMiddleware()

@@ -13,6 +13,8 @@ import Foundation
 /// ```
 public enum RequestSigning {
     public static let version = "w1"
+    public static let wtokenHeader = "wToken"
+    public static let whashHeader = "ali_sign_whash"
     static let context = "gatehouse-wtoken-1"
 
     /// Whether the SDK hashes the URL (GET, DELETE) or the body (POST, PUT, PATCH) for this method.

@@ -148,6 +148,7 @@ public struct RecordedRiskDecision: Sendable {
 public struct PurgeReport: Sendable, Equatable {
     public let ztokens: Int
     public let decisions: Int
+    /// SDK request nonces, wtoken nonces and failed-signature records past their expiry.
     public let nonces: Int
     /// Used PoW solutions and use counts of limited-use tokens past their expiry.
     public let attestations: Int

@@ -9,8 +9,8 @@ extension SQLStore: AttestationStore {
                 """
                 INSERT INTO attesters (app_id, attest_id, kind, pow_format, max_number, cost, key_prefix, adaptive, challenge_ttl_seconds,
                                        token_ttl_seconds, token_header, max_uses, algorithm, sealed_secret, bind_header, routes, status,
-                                       created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                                       created_at, updated_at, require_signature)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
                 """,
                 try Self.attesterBinds(stored)
             )
@@ -25,8 +25,8 @@ extension SQLStore: AttestationStore {
                 """
                 UPDATE attesters SET kind = $3, pow_format = $4, max_number = $5, cost = $6, key_prefix = $7, adaptive = $8,
                     challenge_ttl_seconds = $9, token_ttl_seconds = $10, token_header = $11, max_uses = $12, algorithm = $13,
-                    sealed_secret = $14, bind_header = $15, routes = $16, status = $17, updated_at = $19
-                WHERE app_id = $1 AND attest_id = $2 AND updated_at = $20
+                    sealed_secret = $14, bind_header = $15, routes = $16, status = $17, updated_at = $19, require_signature = $20
+                WHERE app_id = $1 AND attest_id = $2 AND updated_at = $21
                 RETURNING attest_id
                 """,
                 binds + [.date(from.updatedAt)]
@@ -104,7 +104,8 @@ extension SQLStore: AttestationStore {
               (SELECT count(*) FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3 AND decision = 'review') AS reviews,
               (SELECT count(*) FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3 AND decision = 'reject') AS rejects,
               (SELECT count(*) FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $4) AS ztokens,
-              (SELECT count(*) FROM risk_lists WHERE app_id = $1 AND kind = 'deny' AND subject = 'device' AND value = $2) AS denied
+              (SELECT count(*) FROM risk_lists WHERE app_id = $1 AND kind = 'deny' AND subject = 'device' AND value = $2) AS denied,
+              (SELECT count(*) FROM signature_failures WHERE app_id = $1 AND device_id = $2 AND failed_at > $3) AS signature_failures
             """,
             [.uuid(appID.rawValue), .text(deviceID.rawValue), .date(now.addingTimeInterval(-3600)), .date(now.addingTimeInterval(-600))]
         )
@@ -113,7 +114,8 @@ extension SQLStore: AttestationStore {
             reviewsLastHour: Int(try row.int("reviews")),
             rejectsLastHour: Int(try row.int("rejects")),
             ztokensLastTenMinutes: Int(try row.int("ztokens")),
-            denyListed: try row.int("denied") > 0
+            denyListed: try row.int("denied") > 0,
+            signatureFailuresLastHour: Int(try row.int("signature_failures"))
         )
     }
 
@@ -166,7 +168,7 @@ extension SQLStore: AttestationStore {
             .int(Int64(a.challengeLifetimeSeconds)), .int(Int64(a.tokenLifetimeSeconds)), .text(a.tokenHeader),
             a.maxUses.map { .int(Int64($0)) } ?? .null, .text(a.algorithm.rawValue), stored.sealedSecret.map(SQLValue.bytes) ?? .null,
             .optional(a.bindHeader), .text(String(decoding: routes, as: UTF8.self)), .text(a.status.rawValue), .date(a.createdAt),
-            .date(a.updatedAt),
+            .date(a.updatedAt), .int(a.requireSignature ? 1 : 0),
         ]
     }
 
@@ -194,6 +196,7 @@ extension SQLStore: AttestationStore {
             maxUses: maxUses,
             algorithm: algorithm,
             bindHeader: try row.optionalText("bind_header"),
+            requireSignature: try row.int("require_signature") == 1,
             routes: routes,
             status: status,
             createdAt: try row.date("created_at"),

@@ -301,7 +301,9 @@ extension SQLStore: DeviceRiskStore {
                     in: locked
                 )
             }
-            let nonces = try await Self.deleteExpired(from: "sdk_nonces", key: "nonce", before: now, in: locked)
+            let nonces =
+                try await Self.deleteExpired(from: "sdk_nonces", key: "nonce", before: now, in: locked)
+                + Self.deleteExpired(from: "signature_failures", key: "failure_id", before: now, in: locked)
             var attestations = 0
             for (table, key) in [("attest_solutions", "replay_key"), ("attest_token_uses", "jti")] {
                 attestations += try await Self.deleteExpired(from: table, key: key, before: now, in: locked)

@@ -20,4 +20,11 @@ extension SQLStore: SignatureStore {
             latestDecision: try row.optionalText("latest_decision").flatMap(RiskDecision.init(rawValue:))
         )
     }
+
+    public func recordSignatureFailure(appID: AppID, deviceID: DeviceID, reason: SignatureFailure, at now: Date) async throws(StoreError) {
+        try await database.query(
+            "INSERT INTO signature_failures (app_id, failure_id, device_id, reason, failed_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            [.uuid(appID.rawValue), .uuid(UUID()), .text(deviceID.rawValue), .text(reason.rawValue), .date(now), .date(now.addingTimeInterval(3600))]
+        )
+    }
 }

@@ -19,4 +19,6 @@ public protocol SignatureStore: Sendable {
     /// The device, whether operators deny it, and its latest decision since `decidedAfter`; nil for
     /// a device this app never started.
     func signingState(appID: AppID, deviceID: DeviceID, decidedAfter: Date) async throws(StoreError) -> SigningState?
+    /// Remembers, for an hour, that a known device's signature failed.
+    func recordSignatureFailure(appID: AppID, deviceID: DeviceID, reason: SignatureFailure, at now: Date) async throws(StoreError)
 }

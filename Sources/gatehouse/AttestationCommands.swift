@@ -19,7 +19,8 @@ func withAttestationOperations<T: Sendable>(
             box: box,
             keys: SigningKeyRing(store: store, box: box, clock: clock),
             clock: clock,
-            issuer: configuration.issuer
+            issuer: configuration.issuer,
+            signatures: SignatureOperations(store: store, box: box, clock: clock)
         )
         return try await body(operations, origin)
     }

@@ -164,6 +164,21 @@ import Testing
         )
     }
 
+    @Test func failedSignaturesRaiseTheLevel() {
+        let levels = [0, 2, 3, 9, 10].map { failures in
+            AdaptiveDifficulty.level(
+                RecentDeviceActivity(
+                    reviewsLastHour: 0,
+                    rejectsLastHour: 0,
+                    ztokensLastTenMinutes: 0,
+                    denyListed: false,
+                    signatureFailuresLastHour: failures
+                )
+            )
+        }
+        #expect(levels == [0, 0, 1, 1, 2])
+    }
+
     @Test func theCaptchaJoinsByKindOrAtTheTopRiskLevel() throws {
         var attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "login"), createdAt: now, updatedAt: now)
         attester.adaptive = true

@@ -183,6 +183,11 @@ import Testing
             let app = try await Self.createApp(server)
             let rules = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/risk/rules", body: #"{"maxDeviceEventsPerMinute":3}"#)
             #expect((rules.json?["effective"] as? [String: Any])?["maxDeviceEventsPerMinute"] as? Int == 3)
+            // JSON Schema's integer 3301.0 names event 3301; a real fraction is a bad parameter.
+            let zeroFraction = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/events/3301.0/risk/rules", body: "{}")
+            #expect(zeroFraction.status == .ok)
+            let fraction = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/events/3301.5/risk/rules", body: "{}")
+            #expect(fraction.status == .badRequest && fraction.json?["field"] as? String == "eventId")
 
             let device = try await Self.startDevice(server, app, signals: #"{"jailbreak":true}"#)
             var last = ""

@@ -159,6 +159,18 @@ import FoundationNetworking
             #expect(renewed.deviceID == signer.deviceID)
             #expect(try await reason(Self.signed(signer, "POST", api, body: "{}", mode: .custom)) == "badSignature")
             #expect(try await reason(Self.signed(renewed, "POST", api, body: "{}", mode: .custom)) == nil)
+            // Those failures (3 bad MACs, a stale clock, a replay) make an adaptive attester harder.
+            let attester = try await server.send(
+                .post,
+                "/v1/admin/apps/\(app.appKey)/attesters",
+                body: #"{"attestId":"adaptive-pow","adaptive":true,"pow":{"maxNumber":1000}}"#
+            )
+            #expect(attester.status == .created)
+            let harder = try await AttestationFlowTests.challenge(server, app, "adaptive-pow", signer.deviceID)
+            #expect(harder.json?["level"] as? Int == 1)
+            let fresh = try await Self.startSigner(server, app, clientID: "device-3")
+            #expect(try await AttestationFlowTests.challenge(server, app, "adaptive-pow", fresh.deviceID).json?["level"] as? Int == 0)
+
             // Operators deny the device: its signatures fail with deviceBlocked.
             let denied = try await server.send(
                 .post,
@@ -224,6 +236,51 @@ import FoundationNetworking
             #expect(foreign["verdict"] as? String == "challenge" && foreign["captchaPassAccepted"] as? Bool == false)
             let blocked = try await Self.verify(server, app, Self.signed(forged, "POST", api, body: "{}", mode: .custom))
             #expect(blocked["verdict"] as? String == "block" && blocked["marker"] == nil)
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func theGateRequiresASignatureWhenTheAttesterSaysSo(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Flow.createApp(server)
+            let signer = try await Self.startSigner(server, app)
+            let created = try await server.send(
+                .post,
+                "/v1/admin/apps/\(app.appKey)/attesters",
+                body:
+                    #"{"attestId":"signed-api","adaptive":false,"pow":{"maxNumber":1000},"requireSignature":true,"routes":[{"method":"*","pathPrefix":"/api/"}]}"#
+            )
+            #expect(created.status == .created && (created.json?["attester"] as? [String: Any])?["requireSignature"] as? Bool == true)
+            let payload = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "signed-api", signer.deviceID).json)
+            let token = try #require(
+                try await AttestationFlowTests.redeem(server, app, "signed-api", signer.deviceID, payload).json?["token"] as? String
+            )
+            func gate(_ request: URLRequest) async throws -> (HTTPResponse.Status, String?) {
+                let url = request.url!
+                var headers: HTTPFields = [
+                    HTTPField.Name("X-Gatehouse-Authorization")!: app.backend[.authorization]!,
+                    HTTPField.Name("X-Original-Method")!: request.httpMethod ?? "GET",
+                    HTTPField.Name("X-Original-URI")!: url.path + (url.query.map { "?" + $0 } ?? ""),
+                    HTTPField.Name("X-Original-URL")!: url.absoluteString,
+                    HTTPField.Name("EO-Attest-Token")!: token,
+                ]
+                for name in ["wToken", "ali_sign_whash"] {
+                    if let value = request.value(forHTTPHeaderField: name) { headers[HTTPField.Name(name)!] = value }
+                }
+                let answer = try await server.send(.get, "/v1/gate/verify", headers: headers)
+                return (answer.status, answer.headers[HTTPField.Name("X-Gatehouse-Signature-Reason")!])
+            }
+            let orders = URL(string: "https://api.example.com/api/orders?page=2")!
+            let signedGet = Self.signed(signer, "GET", orders, mode: .custom)
+            #expect(try await gate(signedGet) == (.noContent, nil))
+            #expect(try await gate(signedGet) == (.forbidden, "replayed"))
+            #expect(try await gate(URLRequest(url: orders)) == (.forbidden, "missingHeader"))
+            // The gate never sees bodies: a POST must use custom signing, whose MAC covers the whash.
+            #expect(try await gate(Self.signed(signer, "POST", orders, body: "{}", mode: .custom)) == (.noContent, nil))
+            #expect(try await gate(Self.signed(signer, "POST", orders, body: "{}", mode: .default)) == (.forbidden, "missingHeader"))
+            var tampered = Self.signed(signer, "GET", orders, mode: .custom)
+            tampered.url = URL(string: "https://api.example.com/api/orders?page=3")!
+            #expect(try await gate(tampered) == (.forbidden, "hashMismatch"))
         }
     }
 

@@ -8,14 +8,17 @@ public struct RecentDeviceActivity: Equatable, Sendable {
     /// ztokens the device asked for in the last ten minutes.
     public var ztokensLastTenMinutes: Int
     public var denyListed: Bool
+    /// Request signatures of the device that failed in the last hour (bad MAC, replay, stale clock).
+    public var signatureFailuresLastHour: Int
 
     public static let quiet = RecentDeviceActivity(reviewsLastHour: 0, rejectsLastHour: 0, ztokensLastTenMinutes: 0, denyListed: false)
 
-    public init(reviewsLastHour: Int, rejectsLastHour: Int, ztokensLastTenMinutes: Int, denyListed: Bool) {
+    public init(reviewsLastHour: Int, rejectsLastHour: Int, ztokensLastTenMinutes: Int, denyListed: Bool, signatureFailuresLastHour: Int = 0) {
         self.reviewsLastHour = reviewsLastHour
         self.rejectsLastHour = rejectsLastHour
         self.ztokensLastTenMinutes = ztokensLastTenMinutes
         self.denyListed = denyListed
+        self.signatureFailuresLastHour = signatureFailuresLastHour
     }
 }
 
@@ -24,8 +27,8 @@ public struct RecentDeviceActivity: Equatable, Sendable {
 /// | level | when (any of)                                               | work |
 /// |-------|-------------------------------------------------------------|------|
 /// | 0     | nothing below                                               | x1   |
-/// | 1     | a `review` in the last hour; 20+ ztokens in 10 minutes      | x4   |
-/// | 2     | a `reject`, or 3+ `review`s, in the last hour               | x16  |
+/// | 1     | a `review`, or 3+ failed signatures, in the last hour; 20+ ztokens in 10 minutes | x4 |
+/// | 2     | a `reject`, 3+ `review`s, or 10+ failed signatures, in the last hour | x16 |
 /// | 3     | 3+ `reject`s in the last hour; the device is deny-listed    | x64, and the captcha |
 public enum AdaptiveDifficulty {
     public static let velocityThreshold = 20
@@ -39,8 +42,10 @@ public enum AdaptiveDifficulty {
 
     public static func level(_ activity: RecentDeviceActivity) -> Int {
         if activity.denyListed || activity.rejectsLastHour >= 3 { return 3 }
-        if activity.rejectsLastHour >= 1 || activity.reviewsLastHour >= 3 { return 2 }
-        if activity.reviewsLastHour >= 1 || activity.ztokensLastTenMinutes >= velocityThreshold { return 1 }
+        if activity.rejectsLastHour >= 1 || activity.reviewsLastHour >= 3 || activity.signatureFailuresLastHour >= 10 { return 2 }
+        if activity.reviewsLastHour >= 1 || activity.signatureFailuresLastHour >= 3 || activity.ztokensLastTenMinutes >= velocityThreshold {
+            return 1
+        }
         return 0
     }
 

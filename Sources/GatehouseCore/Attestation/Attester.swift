@@ -139,6 +139,8 @@ public struct Attester: Equatable, Sendable {
     public var algorithm: JWSAlgorithm
     /// The request header whose value the token must be bound to (the `pay` claim), if any.
     public var bindHeader: String?
+    /// Whether the gate also requires a valid request signature (`wToken`) on the routes it opens.
+    public var requireSignature: Bool
     public var routes: [ProtectedRoute]
     public var status: AttesterStatus
     public let createdAt: Date
@@ -156,6 +158,7 @@ public struct Attester: Equatable, Sendable {
         maxUses: Int? = nil,
         algorithm: JWSAlgorithm = .es256,
         bindHeader: String? = nil,
+        requireSignature: Bool = false,
         routes: [ProtectedRoute] = [],
         status: AttesterStatus = .active,
         createdAt: Date,
@@ -172,6 +175,7 @@ public struct Attester: Equatable, Sendable {
         self.maxUses = maxUses
         self.algorithm = algorithm
         self.bindHeader = bindHeader
+        self.requireSignature = requireSignature
         self.routes = routes
         self.status = status
         self.createdAt = createdAt
@@ -209,7 +213,8 @@ public struct Attester: Equatable, Sendable {
             "keyPrefix": .string(pow.keyPrefix), "adaptive": .string(String(adaptive)),
             "challengeLifetimeSeconds": .int(challengeLifetimeSeconds), "tokenLifetimeSeconds": .int(tokenLifetimeSeconds),
             "tokenHeader": .string(tokenHeader), "maxUses": maxUses.map(AuditValue.int) ?? .null, "algorithm": .string(algorithm.rawValue),
-            "bindHeader": bindHeader.map(AuditValue.string) ?? .null, "routes": .strings(routes.map { "\($0.method) \($0.pathPrefix)" }),
+            "bindHeader": bindHeader.map(AuditValue.string) ?? .null, "requireSignature": .string(String(requireSignature)),
+            "routes": .strings(routes.map { "\($0.method) \($0.pathPrefix)" }),
             "status": .string(status.rawValue),
         ]
     }

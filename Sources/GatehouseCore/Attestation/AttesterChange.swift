@@ -16,6 +16,7 @@ public struct AttesterChange: Sendable, Equatable {
     public var maxUses: Int?
     public var algorithm: String?
     public var bindHeader: String?
+    public var requireSignature: Bool?
     public var routes: [(method: String, pathPrefix: String)]?
     public var status: String?
 
@@ -26,6 +27,7 @@ public struct AttesterChange: Sendable, Equatable {
             && lhs.keyPrefix == rhs.keyPrefix && lhs.adaptive == rhs.adaptive && lhs.challengeLifetimeSeconds == rhs.challengeLifetimeSeconds
             && lhs.tokenLifetimeSeconds == rhs.tokenLifetimeSeconds && lhs.tokenHeader == rhs.tokenHeader && lhs.maxUses == rhs.maxUses
             && lhs.algorithm == rhs.algorithm && lhs.bindHeader == rhs.bindHeader && lhs.status == rhs.status
+            && lhs.requireSignature == rhs.requireSignature
             && lhs.routes?.map { "\($0.method) \($0.pathPrefix)" } == rhs.routes?.map { "\($0.method) \($0.pathPrefix)" }
     }
 
@@ -59,6 +61,7 @@ public struct AttesterChange: Sendable, Equatable {
             updated.algorithm = parsed
         }
         if let bindHeader { updated.bindHeader = bindHeader.isEmpty ? nil : bindHeader }
+        if let requireSignature { updated.requireSignature = requireSignature }
         if let routes {
             var parsed: [ProtectedRoute] = []
             for route in routes { parsed.append(try ProtectedRoute(method: route.method, pathPrefix: route.pathPrefix)) }

@@ -8,6 +8,8 @@ public enum GateVerdict: Equatable, Sendable {
     case pass(attester: AttestID, claims: AttestationClaims)
     /// The client must attest with this attester, and why.
     case challenge(attester: AttestID, reason: AttestationTokenFailure)
+    /// The token is good but the attester also requires a request signature, and it failed.
+    case refuse(attester: AttestID, reason: SignatureFailure)
 }
 
 public enum Gate {

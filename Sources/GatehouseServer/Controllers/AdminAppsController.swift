@@ -101,9 +101,13 @@ struct AdminAppsController {
 
 /// Reading path and query parameters, with a 400 problem for anything unreadable.
 enum Query {
+    /// JSON Schema counts `3364.0` as the integer 3364, and contract tools send it that way, so a zero
+    /// fraction is read too; anything else that is not plain digits is refused.
     static func int(_ query: Parameters, _ name: String) throws -> Int? {
         guard let text = query.get(name) else { return nil }
-        guard let value = Int(text) else { throw Problem.badParameter(name, "\(name) must be an integer.") }
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let zeroFraction = parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy { $0 == "0" })
+        guard zeroFraction, let value = Int(parts[0]) else { throw Problem.badParameter(name, "\(name) must be an integer.") }
         return value
     }
 

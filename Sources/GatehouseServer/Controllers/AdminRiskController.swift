@@ -29,7 +29,7 @@ struct AdminRiskController {
             try await setRules(request, context, eventID: nil)
         }
         routes.on(.put, "/v1/admin/apps/:appKey/events/:eventId/risk/rules") { request, context in
-            guard let eventID = context.parameters.get("eventId").flatMap({ Int($0) }) else {
+            guard let eventID = try Query.int(context.parameters, "eventId") else {
                 throw Problem.badParameter("eventId", "eventId is an integer from 3300 to 3400.")
             }
             return try await setRules(request, context, eventID: eventID)

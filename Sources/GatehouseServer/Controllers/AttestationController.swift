@@ -9,6 +9,9 @@ import Hummingbird
 struct AttestationController {
     static let originalMethod = HTTPField.Name("X-Original-Method")!
     static let originalURI = HTTPField.Name("X-Original-URI")!
+    /// The full URL as the client sent it (scheme, host, path, query), for a request signature's whash.
+    static let originalURL = HTTPField.Name("X-Original-URL")!
+    static let signatureReasonHeader = HTTPField.Name("X-Gatehouse-Signature-Reason")!
     static let challengeHeader = HTTPField.Name("EO-Attest-Challenge")!
     static let reasonHeader = HTTPField.Name("X-Gatehouse-Attest-Reason")!
     static let attestIDHeader = HTTPField.Name("X-Gatehouse-Attest-Id")!
@@ -124,7 +127,8 @@ struct AttestationController {
             guard text == "401" || text == "428" else { throw Problem.badParameter("challengeStatus", "challengeStatus is 401 or 428.") }
             status = text == "428" ? .preconditionRequired : .unauthorized
         }
-        let verdict = try await attestation.gate(app: app, method: method, uri: uri) { name in
+        let url = request.headers[Self.originalURL].flatMap { (1...8192).contains($0.utf8.count) ? $0 : nil }
+        let verdict = try await attestation.gate(app: app, method: method, uri: uri, url: url) { name in
             HTTPField.Name(name).flatMap { request.headers[$0] }
         }
         switch verdict {
@@ -141,6 +145,15 @@ struct AttestationController {
             )
             problem.extraHeaders[Self.challengeHeader] = attester.rawValue
             problem.extraHeaders[Self.reasonHeader] = reason.rawValue
+            throw problem
+        case .refuse(let attester, let reason):
+            var problem = Problem(
+                .forbidden,
+                code: "signature_refused",
+                title: "Request signature refused",
+                detail: "Attester \(attester) requires a valid request signature (\(reason.rawValue))."
+            )
+            problem.extraHeaders[Self.signatureReasonHeader] = reason.rawValue
             throw problem
         }
     }

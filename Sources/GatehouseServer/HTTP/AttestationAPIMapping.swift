@@ -29,6 +29,7 @@ extension Components.Schemas.Attester {
             maxUses: attester.maxUses ?? 0,
             algorithm: attester.algorithm == .es256 ? .es256 : .hs256,
             bindHeader: attester.bindHeader,
+            requireSignature: attester.requireSignature,
             routes: attester.routes.map { .init(method: .init(rawValue: $0.method) ?? ._ast_, pathPrefix: $0.pathPrefix) },
             status: attester.status == .active ? .active : .disabled,
             createdAt: attester.createdAt,
@@ -52,6 +53,7 @@ extension AttesterChange {
             bindHeader: body.bindHeader,
             routes: body.routes
         )
+        requireSignature = body.requireSignature
     }
 
     init(_ body: Components.Schemas.AttesterUpdate) {
@@ -69,6 +71,7 @@ extension AttesterChange {
             routes: body.routes
         )
         status = body.status?.rawValue
+        requireSignature = body.requireSignature
     }
 
     private mutating func set(

@@ -12,8 +12,18 @@ public struct AttestationOperations: Sendable {
     public let keys: SigningKeyRing
     let clock: any GatehouseClock
     let issuer: String
+    let signatures: SignatureOperations
 
-    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, keys: SigningKeyRing, clock: any GatehouseClock, issuer: String) {
+    public init(
+        store: any GatehouseStore,
+        apps: AppOperations,
+        box: SecretBox,
+        keys: SigningKeyRing,
+        clock: any GatehouseClock,
+        issuer: String,
+        signatures: SignatureOperations
+    ) {
+        self.signatures = signatures
         self.store = store
         self.apps = apps
         self.box = box
@@ -279,7 +289,8 @@ public struct AttestationOperations: Sendable {
 
     /// The gate: which attester gates `method uri`, and whether the presented token opens it.
     /// `header` reads a header of the original request by name.
-    public func gate(app: App, method: String, uri: String, header: (String) -> String?) async throws -> GateVerdict {
+    /// - Parameter url: the full URL the client sent (for a signature's whash), when the proxy says it.
+    public func gate(app: App, method: String, uri: String, url: String?, header: (String) -> String?) async throws -> GateVerdict {
         let attesters = try await store.attesters(appID: app.id).map(\.attester)
         guard let path = Gate.normalizedPath(uri) else {
             // An unreadable path is gated by every attester that gates anything; the first one challenges.
@@ -296,8 +307,24 @@ public struct AttestationOperations: Sendable {
             consume: true
         )
         switch outcome {
-        case .active(let claims): return .pass(attester: attester.attestID, claims: claims)
         case .inactive(let reason): return .challenge(attester: attester.attestID, reason: reason)
+        case .active(let claims):
+            guard attester.requireSignature else { return .pass(attester: attester.attestID, claims: claims) }
+            let verification = try await signatures.verify(
+                app: app,
+                request: PresentedRequest(
+                    method: method,
+                    url: url ?? uri,
+                    bodyHash: [],
+                    wtoken: header(RequestSigning.wtokenHeader),
+                    whash: header(RequestSigning.whashHeader)
+                ),
+                bodyKnown: false,
+                policy: .block,
+                captchaPassToken: nil
+            )
+            if let failure = verification.failure { return .refuse(attester: attester.attestID, reason: failure) }
+            return .pass(attester: attester.attestID, claims: claims)
         }
     }
 

@@ -23,12 +23,18 @@ public struct SignatureOperations: Sendable {
         public let passAccepted: Bool?
     }
 
-    public func verify(app: App, request: PresentedRequest, policy: SignatureFailurePolicy, captchaPassToken: String?) async throws -> Verification {
+    public func verify(
+        app: App,
+        request: PresentedRequest,
+        bodyKnown: Bool = true,
+        policy: SignatureFailurePolicy,
+        captchaPassToken: String?
+    ) async throws -> Verification {
         let now = clock.now()
         var signature: ReadSignature?
         var failure: SignatureFailure?
         var latestDecision: RiskDecision?
-        switch SignatureCheck.read(request) {
+        switch SignatureCheck.read(request, bodyKnown: bodyKnown) {
         case .failure(let reason): failure = reason
         case .success(let read):
             signature = read
@@ -45,10 +51,10 @@ public struct SignatureOperations: Sendable {
         return Verification(signature: signature, failure: failure, verdict: verdict, passAccepted: passAccepted)
     }
 
-    /// The store-backed checks, in the order that leaks least: clock, device, block, MAC, then the
-    /// nonce (last, so that a forged signature cannot burn a real one's nonce).
+    /// The store-backed checks: device, block, clock, MAC, then the nonce (last, so that a forged
+    /// signature cannot burn a real one's nonce). A known device's failures are remembered for an
+    /// hour: adaptive attesters make such a device work harder.
     private func check(_ signature: ReadSignature, app: App, method: String, at now: Date) async throws -> (SignatureFailure?, RiskDecision?) {
-        guard SignatureCheck.isFresh(signature, at: now) else { return (.staleTimestamp, nil) }
         guard
             let state = try await store.signingState(
                 appID: app.id,
@@ -57,14 +63,20 @@ public struct SignatureOperations: Sendable {
             )
         else { return (.unknownDevice, nil) }
         guard !state.denied else { return (.deviceBlocked, state.latestDecision) }
-        guard SignatureCheck.macMatches(signature, method: method, deviceKey: DeviceStart.deviceKey(for: state.device, keys: keys)) else {
-            return (.badSignature, state.latestDecision)
+        var failure: SignatureFailure?
+        if !SignatureCheck.isFresh(signature, at: now) {
+            failure = .staleTimestamp
+        } else if !SignatureCheck.macMatches(signature, method: method, deviceKey: DeviceStart.deviceKey(for: state.device, keys: keys)) {
+            failure = .badSignature
+        } else if try await !store.useNonce(
+            appID: app.id,
+            nonce: "w:" + signature.nonce,
+            expiresAt: now.addingTimeInterval(TimeInterval(2 * SignatureCheck.window))
+        ) {
+            failure = .replayed
         }
-        let expiresAt = now.addingTimeInterval(TimeInterval(2 * SignatureCheck.window))
-        guard try await store.useNonce(appID: app.id, nonce: "w:" + signature.nonce, expiresAt: expiresAt) else {
-            return (.replayed, state.latestDecision)
-        }
-        return (nil, state.latestDecision)
+        if let failure { try await store.recordSignatureFailure(appID: app.id, deviceID: signature.deviceID, reason: failure, at: now) }
+        return (failure, state.latestDecision)
     }
 
     /// Takes a captcha pass for a secondary verification: once, and only one solved on this device
