@@ -198,6 +198,17 @@ import Testing
         #expect(RiskEngine.judge(inputs(.forged, lists: [allow]), rules: rules).decision == .reject)
     }
 
+    @Test func theChallengeListAsksForAPersonEvenOverTheAllowList() {
+        let challenge = RiskListEntry(id: UUID(), appID: device.appID, kind: .challenge, subject: .account, value: "u", note: nil, createdAt: Date())
+        let allow = RiskListEntry(id: UUID(), appID: device.appID, kind: .allow, subject: .account, value: "u", note: nil, createdAt: Date())
+        let quiet = RiskEngine.judge(inputs(lists: [challenge, allow]), rules: rules)
+        #expect(quiet.decision == .review && quiet.tags.map(\.tag) == ["list.allow", "list.challenge"])
+        var risky = device
+        risky.environment = [.hooking, .jailbreak]
+        #expect(RiskEngine.judge(inputs(device: risky, lists: [challenge]), rules: rules).decision == .reject)
+        #expect(throws: DomainError.self) { try RiskRules(weights: ["list.challenge": 1]).validated() }
+    }
+
     @Test func rulesLayerEventOverAppOverDefaults() throws {
         let app = RiskRules(reviewAt: 20, weights: ["device.proxy": 50])
         let event = RiskRules(rejectAt: 45)

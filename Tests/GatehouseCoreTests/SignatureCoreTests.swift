@@ -96,6 +96,15 @@ import Testing
         #expect(S.decide(failure: nil, policy: .block, latestDecision: .review, passRedeemed: true) == .allow)
         #expect(S.decide(failure: nil, policy: .challenge, latestDecision: .reject, passRedeemed: true) == .block(because: "risk_reject"))
         #expect(S.decide(failure: nil, policy: .block, latestDecision: .pass, passRedeemed: false) == .allow)
+        #expect(
+            S.decide(failure: nil, policy: .block, latestDecision: nil, challengeListed: true, passRedeemed: false)
+                == .challenge(because: "operator_rule")
+        )
+        #expect(S.decide(failure: nil, policy: .block, latestDecision: .pass, challengeListed: true, passRedeemed: true) == .allow)
+        #expect(
+            S.decide(failure: nil, policy: .block, latestDecision: .reject, challengeListed: true, passRedeemed: true)
+                == .block(because: "risk_reject")
+        )
     }
 }
 

@@ -240,6 +240,49 @@ import FoundationNetworking
     }
 
     @Test(arguments: TestStoreKind.available)
+    func theOperatorsChallengeListAsksForTheCaptcha(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Flow.createApp(server)
+            let signer = try await Self.startSigner(server, app)
+            let api = URL(string: "https://api.example.com/v1/transfer")!
+            func listed(_ type: String, _ value: String) async throws {
+                let entry = try await server.send(
+                    .post,
+                    "/v1/admin/apps/\(app.appKey)/risk/lists",
+                    body: #"{"list":"challenge","type":"\#(type)","value":"\#(value)"}"#
+                )
+                #expect(entry.status == .created && entry.json?["list"] as? String == "challenge")
+            }
+            func verdict(_ extra: String = "") async throws -> [String: Any] {
+                try await Self.verify(server, app, Self.signed(signer, "POST", api, body: "{}", mode: .custom), extra: extra)
+            }
+            #expect(try await verdict()["verdict"] as? String == "allow")
+            try await listed("account", "mallory")
+            try await listed("cidr", "198.51.100.0/24")
+            #expect(try await verdict(#""accountId":"alice""#)["verdict"] as? String == "allow")
+            let byAccount = try await verdict(#""accountId":"mallory""#)
+            #expect(byAccount["valid"] as? Bool == true && byAccount["verdict"] as? String == "challenge")
+            #expect(byAccount["because"] as? String == "operator_rule" && byAccount["marker"] != nil)
+            #expect(try await verdict(#""clientIp":"198.51.100.7""#)["because"] as? String == "operator_rule")
+            let badAddress = try await server.send(
+                .post,
+                "/v1/signatures/verify",
+                headers: app.backend,
+                body: #"{"method":"GET","url":"https://api.example.com/","clientIp":"198.51.100"}"#
+            )
+            #expect(badAddress.status == .badRequest && badAddress.json?["field"] as? String == "clientIp")
+
+            // Listing the device itself needs no help from the backend; the captcha pass lets it through once.
+            try await listed("device", signer.deviceID)
+            #expect(try await verdict()["because"] as? String == "operator_rule")
+            let pass = try await CaptchaFlowTests.pass(server, app.appKey, attestID: nil, device: signer.deviceID)
+            let allowed = try await verdict(#""captchaPassToken":"\#(pass)""#)
+            #expect(allowed["verdict"] as? String == "allow" && allowed["captchaPassAccepted"] as? Bool == true)
+            #expect(try await verdict()["verdict"] as? String == "challenge")
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
     func theGateRequiresASignatureWhenTheAttesterSaysSo(kind: TestStoreKind) async throws {
         try await withServer(kind) { server in
             let app = try await Flow.createApp(server)

@@ -107,7 +107,12 @@ public enum RiskEngine {
             hits.append((.ipChanged, "The ztoken was issued to \(issued) and is used from \(client)."))
         }
         for entry in inputs.listHits {
-            let tag: RiskTag = entry.kind == .deny ? .denyListed : .allowListed
+            let tag: RiskTag =
+                switch entry.kind {
+                case .deny: .denyListed
+                case .allow: .allowListed
+                case .challenge: .challengeListed
+                }
             hits.append((tag, "\(entry.subject.rawValue) \(entry.value) is on the \(entry.kind.rawValue) list."))
         }
 
@@ -117,10 +122,14 @@ public enum RiskEngine {
         if kinds.contains(where: \.forcesReject) {
             return RiskVerdict(decision: .reject, score: 100, tags: tags)
         }
+        let score = min(100, tags.reduce(0) { $0 + $1.weight })
+        // The operator asked for a person: at least review, even over the allow list.
+        if kinds.contains(.challengeListed) {
+            return RiskVerdict(decision: score >= rules.rejectAt ? .reject : .review, score: score, tags: tags)
+        }
         if kinds.contains(.allowListed) {
             return RiskVerdict(decision: .pass, score: 0, tags: tags)
         }
-        let score = min(100, tags.reduce(0) { $0 + $1.weight })
         let decision: RiskDecision = score >= rules.rejectAt ? .reject : score >= rules.reviewAt ? .review : .pass
         return RiskVerdict(decision: decision, score: score, tags: tags)
     }

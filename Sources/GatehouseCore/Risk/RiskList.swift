@@ -1,8 +1,10 @@
 import Foundation
 
-/// An allow- or deny-list entry of one app: a device, an account, an IP address or a network.
+/// An allow-, deny- or challenge-list entry of one app: a device, an account, an IP address or a
+/// network. The challenge list is the operator's rule for secondary verification: what is on it must
+/// pass the slider captcha, and its risk decisions are at least `review`.
 public struct RiskListEntry: Equatable, Sendable {
-    public enum Kind: String, Sendable, CaseIterable { case allow, deny }
+    public enum Kind: String, Sendable, CaseIterable { case allow, deny, challenge }
     public enum Subject: String, Sendable, CaseIterable { case device, account, ip, cidr }
 
     public let id: UUID
@@ -33,7 +35,7 @@ public struct RiskListEntry: Equatable, Sendable {
         at now: Date
     ) throws(DomainError) -> RiskListEntry {
         guard let kind = Kind(rawValue: kind) else {
-            throw DomainError(.invalidListEntry, "list is 'allow' or 'deny'.", field: "list")
+            throw DomainError(.invalidListEntry, "list is 'allow', 'deny' or 'challenge'.", field: "list")
         }
         guard let subject = Subject(rawValue: subject) else {
             throw DomainError(.invalidListEntry, "type is device, account, ip or cidr.", field: "type")
@@ -57,10 +59,10 @@ public struct RiskListEntry: Equatable, Sendable {
         return RiskListEntry(id: UUID(), appID: app.id, kind: kind, subject: subject, value: normalised, note: note, createdAt: now)
     }
 
-    public func matches(device: DeviceID?, account: AccountID, address: IPAddress?) -> Bool {
+    public func matches(device: DeviceID?, account: AccountID?, address: IPAddress?) -> Bool {
         switch subject {
         case .device: device?.rawValue == value
-        case .account: account.rawValue == value
+        case .account: account?.rawValue == value
         case .ip: address.map { IPAddress(value) == $0 } ?? false
         case .cidr: address.flatMap { a in CIDR(value).map { $0.contains(a) } } ?? false
         }

@@ -20,6 +20,7 @@ public enum RiskTag: String, Sendable, CaseIterable, Codable, Comparable {
     case ipChanged = "network.ip_changed"
     case denyListed = "list.deny"
     case allowListed = "list.allow"
+    case challengeListed = "list.challenge"
 
     public static func < (lhs: RiskTag, rhs: RiskTag) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -30,6 +31,9 @@ public enum RiskTag: String, Sendable, CaseIterable, Codable, Comparable {
         default: false
         }
     }
+
+    /// Tags that add to the score; list hits decide by themselves instead.
+    public var isWeighted: Bool { !forcesReject && self != .allowListed && self != .challengeListed }
 
     /// Weights that make sense when an operator has set nothing.
     static let defaultWeights: [RiskTag: Int] = [
@@ -97,7 +101,7 @@ public struct RiskRules: Equatable, Sendable, Codable {
             }
         }
         for (tag, weight) in weights ?? [:] {
-            guard let known = RiskTag(rawValue: tag), !known.forcesReject, known != .allowListed else {
+            guard let known = RiskTag(rawValue: tag), known.isWeighted else {
                 throw DomainError(.invalidRiskRules, "'\(tag)' is not a weighted tag; see docs/risk.md.", field: "weights")
             }
             guard (0...100).contains(weight) else {

@@ -22,6 +22,7 @@ public enum SecondaryVerdict: Sendable, Equatable {
 /// | any other signature failure, policy `challenge` | challenge, or allow with a captcha pass |
 /// | a valid signature, the device's latest decision (10 min) is `reject` | block |
 /// | a valid signature, the latest decision is `review` | challenge, or allow with a captcha pass |
+/// | a valid signature, the device, account or address is on the operator's challenge list | challenge, or allow with a captcha pass |
 /// | a valid signature otherwise | allow |
 public enum SecondaryVerification {
     /// How long a risk decision about the device keeps counting.
@@ -31,6 +32,7 @@ public enum SecondaryVerification {
         failure: SignatureFailure?,
         policy: SignatureFailurePolicy,
         latestDecision: RiskDecision?,
+        challengeListed: Bool = false,
         passRedeemed: Bool
     ) -> SecondaryVerdict {
         if let failure {
@@ -40,7 +42,7 @@ public enum SecondaryVerification {
         switch latestDecision {
         case .reject: return .block(because: "risk_reject")
         case .review: return passRedeemed ? .allow : .challenge(because: "risk_review")
-        case .pass, nil: return .allow
+        case .pass, nil: return challengeListed && !passRedeemed ? .challenge(because: "operator_rule") : .allow
         }
     }
 

@@ -127,7 +127,10 @@ struct AttestationController {
             guard text == "401" || text == "428" else { throw Problem.badParameter("challengeStatus", "challengeStatus is 401 or 428.") }
             status = text == "428" ? .preconditionRequired : .unauthorized
         }
-        let url = request.headers[Self.originalURL].flatMap { (1...8192).contains($0.utf8.count) ? $0 : nil }
+        let url = request.headers[Self.originalURL]
+        if let url, !(1...8192).contains(url.utf8.count) {
+            throw Problem.badParameter("X-Original-URL", "X-Original-URL is 1 to 8192 bytes.")
+        }
         let verdict = try await attestation.gate(app: app, method: method, uri: uri, url: url) { name in
             HTTPField.Name(name).flatMap { request.headers[$0] }
         }

@@ -24,11 +24,24 @@ struct SignatureController {
                     wtoken: body.wtoken,
                     whash: body.whash
                 ),
+                subject: try Self.subject(body),
                 policy: body.onFailure == .challenge ? .challenge : .block,
                 captchaPassToken: body.captchaPassToken
             )
             return try JSONBody.response(Components.Schemas.SignatureVerifyResponse(verification, appKey: app.appKey))
         }
+    }
+
+    static func subject(_ body: Components.Schemas.SignatureVerifyRequest) throws -> SignatureOperations.Subject {
+        var subject = SignatureOperations.Subject()
+        if let account = body.accountId { subject.account = try AccountID(validating: account) }
+        if let given = body.clientIp {
+            guard let address = IPAddress(given.value1 ?? given.value2 ?? "") else {
+                throw Problem.badParameter("clientIp", "clientIp is an IPv4 or IPv6 address.")
+            }
+            subject.address = address
+        }
+        return subject
     }
 
     /// The body's SHA-256 from whichever of the three forms was sent (none: an empty body).

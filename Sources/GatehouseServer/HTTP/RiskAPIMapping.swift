@@ -84,7 +84,13 @@ extension Components.Schemas.RiskListEntry {
     init(_ entry: GatehouseCore.RiskListEntry) {
         self.init(
             entryId: entry.id.uuidString.lowercased(),
-            list: entry.kind == .allow ? .allow : .deny,
+            list: {
+                switch entry.kind {
+                case .allow: .allow
+                case .deny: .deny
+                case .challenge: .challenge
+                }
+            }(),
             _type: Components.Schemas.RiskListEntry._TypePayload(rawValue: entry.subject.rawValue) ?? .device,
             value: entry.value,
             note: entry.note,

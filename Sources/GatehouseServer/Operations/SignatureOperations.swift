@@ -23,10 +23,22 @@ public struct SignatureOperations: Sendable {
         public let passAccepted: Bool?
     }
 
+    /// The account and address the app's backend names, when it knows them, are matched against the
+    /// operator's challenge list with the device.
+    public struct Subject: Sendable {
+        public var account: AccountID?
+        public var address: IPAddress?
+        public init(account: AccountID? = nil, address: IPAddress? = nil) {
+            self.account = account
+            self.address = address
+        }
+    }
+
     public func verify(
         app: App,
         request: PresentedRequest,
         bodyKnown: Bool = true,
+        subject: Subject = Subject(),
         policy: SignatureFailurePolicy,
         captchaPassToken: String?
     ) async throws -> Verification {
@@ -40,13 +52,31 @@ public struct SignatureOperations: Sendable {
             signature = read
             (failure, latestDecision) = try await check(read, app: app, method: request.method, at: now)
         }
-        var verdict = SecondaryVerification.decide(failure: failure, policy: policy, latestDecision: latestDecision, passRedeemed: false)
+        var challengeListed = false
+        if failure == nil, let signature {
+            challengeListed = try await store.listEntries(appID: app.id).contains {
+                $0.kind == .challenge && $0.matches(device: signature.deviceID, account: subject.account, address: subject.address)
+            }
+        }
+        var verdict = SecondaryVerification.decide(
+            failure: failure,
+            policy: policy,
+            latestDecision: latestDecision,
+            challengeListed: challengeListed,
+            passRedeemed: false
+        )
         var passAccepted: Bool?
         // A pass is spent only when it changes the answer: a challenge it lets through.
         if case .challenge = verdict, let captchaPassToken {
             let accepted = try await redeem(captchaPassToken, app: app, device: signature?.deviceID, at: now)
             passAccepted = accepted
-            verdict = SecondaryVerification.decide(failure: failure, policy: policy, latestDecision: latestDecision, passRedeemed: accepted)
+            verdict = SecondaryVerification.decide(
+                failure: failure,
+                policy: policy,
+                latestDecision: latestDecision,
+                challengeListed: challengeListed,
+                passRedeemed: accepted
+            )
         }
         return Verification(signature: signature, failure: failure, verdict: verdict, passAccepted: passAccepted)
     }
