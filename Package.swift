@@ -63,6 +63,7 @@ let package = Package(
                 "GatehouseAPI",
                 "GatehouseCore",
                 "GatehouseStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -46,6 +46,18 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidCaptchaPass = "invalid_captcha_pass"
         case masterKeyInvalid = "master_key_invalid"
         case sealedSecretUnreadable = "sealed_secret_unreadable"
+        case invalidRole = "invalid_role"
+        case invalidRoleID = "invalid_role_id"
+        case invalidPolicyTemplate = "invalid_policy_template"
+        case roleNotFound = "role_not_found"
+        case roleExists = "role_exists"
+        case roleDisabled = "role_disabled"
+        case invalidStringToSign = "invalid_string_to_sign"
+        case invalidPresignRequest = "invalid_presign_request"
+        case storageAccessDenied = "storage_access_denied"
+        case attestationRequired = "attestation_required"
+        case riskDecisionRequired = "risk_decision_required"
+        case accountNotVouched = "account_not_vouched"
     }
 
     public let code: Code

@@ -65,6 +65,19 @@ public func buildApplication(
     )
     CaptchaController(captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits)).register(on: &routes)
     SignatureController(apps: operations, signatures: signatures).register(on: &routes)
+    AdminStorageController(roles: StorageRoleOperations(store: store, apps: operations, box: box, clock: clock)).register(on: &routes)
+    let storage = StorageOperations(
+        store: store,
+        apps: operations,
+        attestation: attestation,
+        box: box,
+        clock: clock,
+        sts: STSClient(),
+        onUpstreamCall: { provider in
+            registry.makeCounter(name: "gatehouse_sts_upstream_calls_total", labels: [("provider", provider.rawValue)]).increment()
+        }
+    )
+    StorageController(storage: storage).register(on: &routes)
 
     router.addMiddleware {
         RequestIDMiddleware()

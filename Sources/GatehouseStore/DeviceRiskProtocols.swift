@@ -154,4 +154,6 @@ public struct PurgeReport: Sendable, Equatable {
     public let attestations: Int
     /// Captcha challenges and pass tokens an hour past their expiry.
     public let captchas: Int
+    /// Cached STS credentials past their expiry.
+    public var credentials: Int = 0
 }

@@ -314,7 +314,9 @@ extension SQLStore: DeviceRiskStore {
             for (table, key) in [("captcha_passes", "token_hash"), ("captcha_challenges", "challenge_id")] {
                 captchas += try await Self.deleteExpired(from: table, key: key, before: now.addingTimeInterval(-3600), in: locked)
             }
-            return PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations, captchas: captchas)
+            var report = PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations, captchas: captchas)
+            report.credentials = try await Self.deleteExpired(from: "sts_credentials", key: "cache_key", before: now, in: locked)
+            return report
         }
     }
 

@@ -51,6 +51,7 @@ public protocol StoreMaintenance: Sendable {
 
 /// Everything Gatehouse persists, behind one value that both database implementations provide.
 public typealias GatehouseStore = AppStore & AdminTokenStore & AuditLog & StoreMaintenance & DeviceRiskStore & AttestationStore & CaptchaStore
+    & StorageRoleStore
     & SignatureStore
 
 public struct SchemaStatus: Sendable, Equatable {

@@ -12,7 +12,10 @@ struct Gatehouse: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "The self-hosted server for mobile app protection.",
         discussion: "Configuration comes from flags, then GATEHOUSE_* environment variables (docs/configuration.md).",
-        subcommands: [Serve.self, Migrate.self, AdminTokenCommand.self, AppCommand.self, EventCommand.self, AttesterCommand.self, KeysCommand.self]
+        subcommands: [
+            Serve.self, Migrate.self, AdminTokenCommand.self, AppCommand.self, EventCommand.self, AttesterCommand.self, KeysCommand.self,
+            RoleCommand.self,
+        ]
     )
 }
 

@@ -109,8 +109,7 @@ public struct AttestID: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
     public init(validating text: String) throws(DomainError) {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-".utf8)
-        guard (3...64).contains(text.utf8.count), text.utf8.allSatisfy(allowed.contains), text.first != "-" else {
+        guard text.isSlug else {
             throw DomainError(.invalidAttestID, "attestId is 3 to 64 characters of a-z, 0-9 and -, not starting with -.", field: "attestId")
         }
         rawValue = text

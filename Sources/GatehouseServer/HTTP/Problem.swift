@@ -74,6 +74,10 @@ extension Problem {
             self = .internalError()
         case .attesterNotFound:
             self.init(.notFound, code: error.code.rawValue, title: "Attester not found", detail: error.detail, field: error.field)
+        case .roleNotFound:
+            self.init(.notFound, code: error.code.rawValue, title: "Role not found", detail: error.detail, field: error.field)
+        case .roleExists, .roleDisabled:
+            self.init(.conflict, code: error.code.rawValue, title: "Conflict", detail: error.detail, field: error.field)
         case .attesterExists, .attesterDisabled:
             self.init(.conflict, code: error.code.rawValue, title: "Conflict", detail: error.detail, field: error.field)
         default:

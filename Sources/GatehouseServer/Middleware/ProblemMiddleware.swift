@@ -19,6 +19,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw error
         } catch let error as CaptchaError {
             throw error
+        } catch let error as STSError {
+            throw error
         } catch let error as DomainError {
             if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
                 context.logger.error("secret unreadable", metadata: ["error": "\(error)"])

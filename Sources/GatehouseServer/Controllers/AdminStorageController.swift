@@ -1,0 +1,48 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+
+/// `/v1/admin/apps/{appKey}/roles`: operators' STS roles.
+struct AdminStorageController {
+    let roles: StorageRoleOperations
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.post, "/v1/admin/apps/:appKey/roles") { request, context in
+            let body = try await JSONBody.decode(Components.Schemas.RoleCreate.self, from: request, context: context)
+            let appKey = try AppKey(validating: try Query.appKey(context))
+            let role = try await roles.createRole(
+                appKey.rawValue,
+                roleID: body.roleId,
+                change: RoleChange(body),
+                key: try RoleChange.key(body),
+                origin: try context.origin()
+            )
+            return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey), status: .created)
+        }
+        routes.on(.get, "/v1/admin/apps/:appKey/roles") { _, context in
+            let appKey = try AppKey(validating: try Query.appKey(context))
+            let list = try await roles.roles(appKey.rawValue)
+            return try JSONBody.response(Components.Schemas.RoleList(items: list.map { .init($0, appKey: appKey) }))
+        }
+        routes.on(.get, "/v1/admin/apps/:appKey/roles/:roleId") { _, context in
+            let appKey = try AppKey(validating: try Query.appKey(context))
+            let role = try await roles.role(appKey.rawValue, roleID: context.parameters.get("roleId") ?? "")
+            return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey))
+        }
+        routes.on(.patch, "/v1/admin/apps/:appKey/roles/:roleId") { request, context in
+            let body = try await JSONBody.decode(Components.Schemas.RoleUpdate.self, from: request, context: context)
+            let appKey = try AppKey(validating: try Query.appKey(context))
+            var change = RoleChange(body)
+            change.status = body.status?.rawValue
+            let role = try await roles.updateRole(
+                appKey.rawValue,
+                roleID: context.parameters.get("roleId") ?? "",
+                change: change,
+                key: try RoleChange.key(body),
+                origin: try context.origin()
+            )
+            return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey))
+        }
+    }
+}

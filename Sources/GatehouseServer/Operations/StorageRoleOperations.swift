@@ -1,0 +1,101 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// Operators' STS roles: create, change, read. The upstream key pair is sealed on the way in and
+/// never comes back out; a change of key is audited as "key replaced", without the key.
+public struct StorageRoleOperations: Sendable {
+    let store: any GatehouseStore
+    let apps: AppOperations
+    let box: SecretBox
+    let clock: any GatehouseClock
+
+    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, clock: any GatehouseClock) {
+        self.store = store
+        self.apps = apps
+        self.box = box
+        self.clock = clock
+    }
+
+    public func createRole(_ appKey: String, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> StorageRole
+    {
+        let app = try await apps.app(appKey)
+        try app.requireActive()
+        let id = try RoleID(validating: roleID)
+        guard let key else {
+            throw DomainError(.invalidRole, "A role needs the accessKeyId and accessKeySecret it calls its STS with.", field: "accessKeyId")
+        }
+        let now = clock.now()
+        let role = try change.created(appID: app.id, roleID: id, at: now)
+        var after = role.snapshot
+        after["key"] = .string("set")
+        let audit = origin.entry(
+            at: now,
+            action: "role.create",
+            targetType: "role",
+            targetID: "\(app.appKey)/\(id)",
+            appID: app.id,
+            before: nil,
+            after: after
+        )
+        let stored = StoredRole(role: role, sealedKey: try seal(key, for: role))
+        do {
+            try await store.createRole(stored, audit: audit)
+        } catch {
+            if case .conflict = error { throw DomainError(.roleExists, "App \(app.appKey) already has role \(id).", field: "roleId") }
+            throw error
+        }
+        return role
+    }
+
+    public func updateRole(_ appKey: String, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> StorageRole
+    {
+        let app = try await apps.app(appKey)
+        try app.requireActive()
+        let stored = try await storedRole(app, roleID)
+        let now = clock.now()
+        let updated = try change.applied(to: stored.role, at: now)
+        var after = updated.snapshot
+        if key != nil { after["key"] = .string("replaced") }
+        let audit = origin.entry(
+            at: now,
+            action: "role.update",
+            targetType: "role",
+            targetID: "\(app.appKey)/\(updated.roleID)",
+            appID: app.id,
+            before: stored.role.snapshot,
+            after: after
+        )
+        let sealed = try key.map { try seal($0, for: updated) } ?? stored.sealedKey
+        try await store.updateRole(from: stored.role, to: StoredRole(role: updated, sealedKey: sealed), audit: audit)
+        return updated
+    }
+
+    public func roles(_ appKey: String) async throws -> [StorageRole] {
+        try await store.roles(appID: try await apps.app(appKey).id).map(\.role)
+    }
+
+    public func role(_ appKey: String, roleID: String) async throws -> StorageRole {
+        try await storedRole(try await apps.app(appKey), roleID).role
+    }
+
+    func storedRole(_ app: App, _ roleID: String) async throws -> StoredRole {
+        let id = try RoleID(validating: roleID)
+        guard let stored = try await store.role(appID: app.id, roleID: id) else {
+            throw DomainError(.roleNotFound, "App \(app.appKey) has no role \(id).", field: "roleId")
+        }
+        return stored
+    }
+
+    /// The key pair opens only under this app and role's context, so a sealed key copied onto
+    /// another role's row does not open.
+    func seal(_ key: UpstreamKey, for role: StorageRole) throws -> [UInt8] {
+        box.seal(Array(try JSONEncoder().encode(key)), context: Self.keyContext(role))
+    }
+
+    func openKey(_ stored: StoredRole) throws -> UpstreamKey {
+        try JSONDecoder().decode(UpstreamKey.self, from: Data(try box.open(stored.sealedKey, context: Self.keyContext(stored.role))))
+    }
+
+    static func keyContext(_ role: StorageRole) -> String { "role-key:\(role.appID):\(role.roleID)" }
+}
