@@ -113,6 +113,18 @@ import Testing
                 == "https://bucket.oss-cn-hangzhou.aliyuncs.com/a%2Fkey%2B1.txt?security-token=to%2Fken%2B%3D&OSSAccessKeyId=ak&Expires=1699807420&Signature="
                 + URIEncoding.encode(signature)
         )
+        let v4 = PresignedURL.ossV4(
+            PresignRequest(method: "GET", bucket: "bucket", key: "a/key+1.txt", expiresIn: 420, contentType: nil, ossV4: true),
+            endpoint: virtual,
+            region: "cn-hangzhou",
+            credentials: credentials,
+            now: now
+        )
+        #expect(
+            v4.hasPrefix(
+                "https://bucket.oss-cn-hangzhou.aliyuncs.com/a%2Fkey%2B1.txt?x-oss-security-token=to%2Fken%2B%3D&x-oss-date=20231112T163640Z&x-oss-expires=420&x-oss-signature-version=OSS4-HMAC-SHA256&x-oss-credential=ak%2F20231112%2Fcn-hangzhou%2Foss%2Faliyun_v4_request&x-oss-signature="
+            )
+        )
         let path = try #require(StorageEndpoint(url: "http://127.0.0.1:5000", addressing: .path))
         let s3 = PresignedURL.s3(
             PresignRequest(method: "PUT", bucket: "photos", key: "users/alice/x y.jpg", expiresIn: 600, contentType: "image/jpeg"),

@@ -148,11 +148,68 @@ import Testing
                 await sts.set(.credentials)
                 #expect(try await refused() == (.badGateway, "UpstreamRefused"))
 
+                // A role that needs a recent risk decision refuses a device whose latest decision is reject.
+                try await Self.createRole(server, caller, "strict", sts: stsURL, extra: #","requireRiskDecision":true"#)
+                let denied = try await server.send(
+                    .post,
+                    "/v1/admin/apps/\(caller.app.appKey)/risk/lists",
+                    body: #"{"list":"deny","type":"device","value":"\#(caller.device)"}"#
+                )
+                #expect(denied.status == .created)
+                _ = try await Flow.query(
+                    server,
+                    caller.app,
+                    try await Flow.ztoken(server, caller.app, device: caller.device, account: "alice"),
+                    account: "alice"
+                )
+                #expect(try await refused(role: "strict") == (.forbidden, "risk_decision_required"))
+
                 // A device the backend never vouched for gets nothing from a role whose policy names the account.
                 let stranger = try await Flow.startDevice(server, caller.app, clientID: "stranger")
                 let payload = try Attest.solve(try await Attest.challenge(server, caller.app, "login-pow", stranger).json)
                 let token = try #require(try await Attest.redeem(server, caller.app, "login-pow", stranger, payload).json?["token"] as? String)
                 #expect(try await refused(headers: [HTTPField.Name("EO-Attest-Token")!: token]) == (.forbidden, "account_not_vouched"))
+            }
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func selfSignedModeSignsOnlyWhatThePolicyAllows(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let caller = try await Self.attestedCaller(server)
+            let template =
+                #"{"Version":"1","Statement":[{"Effect":"Allow","Action":["oss:GetObject","oss:PutObject"],"Resource":"acs:oss:*:*:photos/users/${accountId}/*"}]}"#
+            let role =
+                #"{"roleId":"oss","provider":"alibaba","stsEndpoint":"https://sts.cn-hangzhou.aliyuncs.com","region":"cn-hangzhou","#
+                + #""roleArn":"acs:ram::1234567890123:role/uploads","attestId":"login-pow","accessKeyId":"LTAIlongterm","#
+                + #""accessKeySecret":"long-term-secret","selfSigned":true,"policyTemplate":\#(StorageRoleFlowTests.json(template))}"#
+            #expect(try await server.send(.post, "/v1/admin/apps/\(caller.app.appKey)/roles", body: role).status == .created)
+            func sign(_ content: String) async throws -> (HTTPResponse.Status, [String: Any]) {
+                let response = try await server.send(
+                    .post,
+                    "/v1/oss/sign",
+                    headers: caller.headers + [.contentType: "application/json"],
+                    body: #"{"appKey":"\#(caller.app.appKey)","roleId":"oss","content":\#(StorageRoleFlowTests.json(content))}"#
+                )
+                return (response.status, response.json ?? [:])
+            }
+            let now = UTCTime(Date()).http
+            let put = "PUT\n\nimage/jpeg\n\(now)\nx-oss-meta-app:shop\n/photos/users/alice/a.jpg"
+            let (status, signed) = try await sign(put)
+            let expected = "OSS LTAIlongterm:" + OSSV1Signature.signature(stringToSign: put, secret: "long-term-secret")
+            #expect(status == .ok && signed["Authorization"] as? String == expected, "\(signed)")
+            let refusals: [(String, HTTPResponse.Status, String)] = [
+                ("PUT\n\n\n\(now)\n/photos/users/bob/a.jpg", .forbidden, "storage_access_denied"),
+                ("DELETE\n\n\n\(now)\n/photos/users/alice/a.jpg", .forbidden, "storage_access_denied"),
+                ("PUT\n\n\n\(now)\n/photos/users/alice/a.jpg?cors", .forbidden, "storage_access_denied"),
+                ("PUT\n\n\n\(UTCTime(Date().addingTimeInterval(-86400)).http)\n/photos/users/alice/a.jpg", .badRequest, "invalid_string_to_sign"),
+                ("GET\n\n\n\(Int(Date().timeIntervalSince1970) + 86400)\n/photos/users/alice/a.jpg", .badRequest, "invalid_string_to_sign"),
+                ("PUT\n\n\n\(now)\n/photos/users/alice/a.jpg?unknown", .badRequest, "invalid_string_to_sign"),
+                ("not a string to sign", .badRequest, "invalid_string_to_sign"),
+            ]
+            for (content, status, code) in refusals {
+                let (answer, body) = try await sign(content)
+                #expect(answer == status && body["ErrorCode"] as? String == code, "\(content): \(body)")
             }
         }
     }

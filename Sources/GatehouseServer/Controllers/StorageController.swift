@@ -57,7 +57,8 @@ struct StorageController {
                         bucket: body.bucket,
                         key: body.key,
                         expiresIn: body.expiresIn,
-                        contentType: body.contentType
+                        contentType: body.contentType,
+                        ossV4: body.signatureVersion == .v4
                     ),
                     accountID: body.accountId,
                     header: Self.headerReader(request)

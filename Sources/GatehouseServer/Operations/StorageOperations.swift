@@ -214,6 +214,13 @@ public struct StorageOperations: Sendable {
         guard let endpoint = role.endpoint else {
             throw DomainError(.invalidPresignRequest, "Role \(role.roleID) has no storageEndpoint.", field: "roleId")
         }
+        if request.ossV4 && role.provider != .alibaba {
+            throw DomainError(
+                .invalidPresignRequest,
+                "signatureVersion v4 is OSS's (alibaba roles); aws roles sign with SigV4.",
+                field: "signatureVersion"
+            )
+        }
         guard let action = StorageAction.presigned(method: request.method) else {
             throw DomainError(.invalidPresignRequest, "method is GET or PUT.", field: "method")
         }
@@ -246,6 +253,8 @@ public struct StorageOperations: Sendable {
         let credentials = try await credentials(for: caller, neededUntil: expiration)
         let url =
             switch role.provider {
+            case .alibaba where request.ossV4:
+                PresignedURL.ossV4(request, endpoint: endpoint, region: role.region, credentials: credentials, now: now)
             case .alibaba: PresignedURL.oss(request, endpoint: endpoint, credentials: credentials, now: now)
             case .aws: PresignedURL.s3(request, endpoint: endpoint, region: role.region, credentials: credentials, now: now)
             }
