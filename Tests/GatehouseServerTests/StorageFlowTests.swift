@@ -20,12 +20,12 @@ import Testing
     }
 
     /// An app with a PoW attester, an attested device whose account `alice` the backend vouched for.
-    static func attestedCaller(_ server: ServerFixture, account: String = "alice") async throws -> Caller {
+    static func attestedCaller(_ server: ServerFixture, account: String = "alice", tokenLifetime: Int = 300) async throws -> Caller {
         let app = try await Flow.createApp(server)
         let attester = try await server.send(
             .post,
             "/v1/admin/apps/\(app.appKey)/attesters",
-            body: #"{"attestId":"login-pow","pow":{"maxNumber":1000},"adaptive":false}"#
+            body: #"{"attestId":"login-pow","pow":{"maxNumber":1000},"adaptive":false,"tokenLifetimeSeconds":\#(tokenLifetime)}"#
         )
         #expect(attester.status == .created)
         let device = try await Flow.startDevice(server, app)
@@ -97,6 +97,29 @@ import Testing
                 }
                 #expect(keys == ["ASIASTUB2"])
                 #expect(await sts.callCount == 2)
+            }
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func credentialsCloseToExpiryAreNeverHandedOut(kind: TestStoreKind) async throws {
+        let clock = FixedClock(Date())
+        let sts = StubSTS(accessKeyID: "AKIASTUB", secret: "stub-long-term-secret", clock: clock)
+        try await sts.serve { stsURL in
+            try await withServer(kind, clock: clock) { server in
+                // The attestation token outlives the clock jump; SDK calls would not (their timestamps are real).
+                let caller = try await Self.attestedCaller(server, tokenLifetime: 3600)
+                try await Self.createRole(server, caller, "uploads", sts: stsURL, extra: #","durationSeconds":900"#)
+                #expect(try await Self.token(server, caller, role: "uploads").1["AccessKeyId"] as? String == "ASIASTUB1")
+                // 650 s on, the cached credentials have 250 s left: under the SDKs' 5 minutes. A failing
+                // upstream then gets a 502, never those credentials.
+                clock.advance(by: 650)
+                let later = caller
+                await sts.set(.unavailable)
+                let (status, refused) = try await Self.token(server, later, role: "uploads")
+                #expect(status == .badGateway && refused["AccessKeyId"] == nil)
+                await sts.set(.credentials)
+                #expect(try await Self.token(server, later, role: "uploads").1["AccessKeyId"] as? String == "ASIASTUB2")
             }
         }
     }

@@ -13,13 +13,16 @@ actor StubSTS {
 
     let accessKeyID: String
     let secret: String
+    /// The clock expirations count from: the server's, when a test moves it.
+    let clock: any GatehouseClock
     var mode = Mode.credentials
     private(set) var calls: [[String: String]] = []
     private var issued = 0
 
-    init(accessKeyID: String, secret: String) {
+    init(accessKeyID: String, secret: String, clock: any GatehouseClock = SystemClock()) {
         self.accessKeyID = accessKeyID
         self.secret = secret
+        self.clock = clock
     }
 
     func set(_ mode: Mode) { self.mode = mode }
@@ -43,7 +46,7 @@ actor StubSTS {
         case .credentials, .shortLived:
             issued += 1
             let seconds = mode == .shortLived ? 120 : Double(form["DurationSeconds"] ?? "3600") ?? 3600
-            let expiration = UTCTime(Date().addingTimeInterval(seconds)).iso8601
+            let expiration = UTCTime(clock.now().addingTimeInterval(seconds)).iso8601
             return (
                 200,
                 """
