@@ -9,6 +9,17 @@ public enum GatehouseClientError: Error, Sendable, Equatable {
     case problem(Components.Schemas.Problem)
     /// The server answered with a status this client did not expect and no problem body.
     case unexpectedStatus(Int)
+    /// An SDK endpoint refused: the SDK's numeric `code` (docs/sdk-protocol.md), a stable reason, a message.
+    case sdk(code: Int, reason: String, message: String)
+    /// The object-storage endpoints refused, in the OSS SDKs' shape (docs/sts.md).
+    case storage(statusCode: Int, errorCode: String, message: String)
+    /// A call needs `start()` first.
+    case notStarted
+    /// The proof-of-work could not be solved, or the challenge was not one this client knows.
+    case unsolvableChallenge
+    /// The attester asks for the slider captcha first; show `captchaPage` (relative to the server's
+    /// base URL) and pass the pass token to `attest(attestID:captchaPassToken:)`.
+    case captchaRequired(captchaPage: String)
 }
 
 /// Turns every problem response into `GatehouseClientError.problem` before the generated client sees

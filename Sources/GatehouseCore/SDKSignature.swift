@@ -85,12 +85,11 @@ public struct SDKSignedRequest: Sendable, Equatable {
     }
 
     public static func canonical(method: String, path: String, timestamp: Int, nonce: String, body: some Sequence<UInt8>) -> String {
-        let bodyHash = Hex.encode(SHA256.hash(data: Array(body)))
-        return [method.uppercased(), path, String(timestamp), nonce, bodyHash].joined(separator: "\n")
+        SDKRequestSigning.canonical(method: method, path: path, timestamp: timestamp, nonce: nonce, body: body)
     }
 
     public static func sign(canonical: String, secretKey: String) -> String {
-        Base64URL.encode(HMAC<SHA256>.authenticationCode(for: Array(canonical.utf8), using: SymmetricKey(data: Array(secretKey.utf8))))
+        SDKRequestSigning.sign(canonical: canonical, secretKey: secretKey)
     }
 
     /// Checks the clock window and the signature against every live SDK secret of the app (so a

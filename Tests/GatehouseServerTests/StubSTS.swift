@@ -95,26 +95,6 @@ actor StubSTS {
             let (status, answer) = await self.answer(headers: headers, body: text)
             return Response(status: .init(code: status), body: .init(byteBuffer: ByteBuffer(string: answer)))
         }
-        let port = PortBox()
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in await port.set(channel.localAddress?.port ?? 0) }
-        )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService() }
-            var bound = 0
-            while bound == 0 {
-                try await Task.sleep(for: .milliseconds(20))
-                bound = await port.value
-            }
-            try await body("http://127.0.0.1:\(bound)")
-            group.cancelAll()
-        }
+        try await withLoopbackServer(router) { url in try await body(url.absoluteString) }
     }
-}
-
-private actor PortBox {
-    var value = 0
-    func set(_ port: Int) { value = port }
 }

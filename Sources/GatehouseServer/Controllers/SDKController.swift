@@ -7,10 +7,10 @@ import NIOCore
 
 /// `/v1/sdk/...`: what the mobile SDK calls. Every answer carries the SDK's numeric `code`.
 struct SDKController {
-    static let appKeyHeader = HTTPField.Name("X-Gatehouse-AppKey")!
-    static let timestampHeader = HTTPField.Name("X-Gatehouse-Timestamp")!
-    static let nonceHeader = HTTPField.Name("X-Gatehouse-Nonce")!
-    static let signatureHeader = HTTPField.Name("X-Gatehouse-Signature")!
+    static let appKeyHeader = HTTPField.Name(SDKRequestSigning.appKeyHeader)!
+    static let timestampHeader = HTTPField.Name(SDKRequestSigning.timestampHeader)!
+    static let nonceHeader = HTTPField.Name(SDKRequestSigning.nonceHeader)!
+    static let signatureHeader = HTTPField.Name(SDKRequestSigning.signatureHeader)!
 
     let operations: SDKOperations
 

@@ -1,0 +1,41 @@
+import Crypto
+import Foundation
+
+/// STS credentials as OSS's `OSSFederationToken` holds them (`tAccessKey`, `tSecretKey`, `tToken`,
+/// `expirationTimeInGMTFormat`), from Gatehouse's `/v1/sts/token` answer.
+public struct FederationToken: Sendable, Equatable {
+    /// The seed refreshes when fewer than 5 minutes remain.
+    public static let refreshMargin: TimeInterval = 300
+
+    public let accessKeyID: String
+    public let accessKeySecret: String
+    public let securityToken: String
+    /// `yyyy-MM-dd'T'HH:mm:ssZ`, UTC, as the SDK parses it.
+    public let expirationInGMTFormat: String
+    public let expiration: Date
+
+    init(json: [String: Any]) throws {
+        guard json["StatusCode"] as? Int == 200, let id = json["AccessKeyId"] as? String, let secret = json["AccessKeySecret"] as? String,
+            let token = json["SecurityToken"] as? String, let expiration = json["Expiration"] as? String,
+            let date = Gatehouse.parseDate(expiration)
+        else {
+            throw GatehouseClientError.storage(
+                statusCode: json["StatusCode"] as? Int ?? 0,
+                errorCode: json["ErrorCode"] as? String ?? "malformed_answer",
+                message: json["ErrorMessage"] as? String ?? ""
+            )
+        }
+        accessKeyID = id
+        accessKeySecret = secret
+        securityToken = token
+        expirationInGMTFormat = expiration
+        self.expiration = date
+    }
+}
+
+/// Token binding as the seed does it: the token's `pay` claim is base64(SHA-256(bound value)).
+public enum AttestationBinding {
+    public static func pay(_ value: String) -> String {
+        Data(SHA256.hash(data: Array(value.utf8))).base64EncodedString()
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import GatehouseSigning
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The app's side of Gatehouse, as the seed SDKs offer it: device start with a ready signal,
+/// ztokens, request signatures, attestation tokens (solved, bound, prefetched), and STS credentials
+/// for object storage. docs/client.md maps each seed's calls to these.
+public actor Gatehouse {
+    public struct Configuration: Sendable {
+        /// The Gatehouse server, such as `https://gatehouse.example.com`.
+        public var baseURL: URL
+        public var appKey: String
+        /// The app's SDK secret (`secretKey`), which signs every `/v1/sdk` request.
+        public var secretKey: String
+        /// The app's own id for this installation (the seed's `deviceId` parameter).
+        public var clientDeviceID: String
+        /// The seed's collection mode: 0 collects everything, higher values less (docs/sdk-protocol.md).
+        public var collectType: Int
+        public var platform: String
+        public var logLevel: GatehouseLogLevel
+        public var logSink: @Sendable (GatehouseLogLevel, String) -> Void
+        public var session: URLSession
+
+        public init(
+            baseURL: URL,
+            appKey: String,
+            secretKey: String,
+            clientDeviceID: String,
+            collectType: Int = 0,
+            platform: String = "ios",
+            logLevel: GatehouseLogLevel = .none,
+            logSink: @escaping @Sendable (GatehouseLogLevel, String) -> Void = { level, message in print("[gatehouse \(level)] \(message)") },
+            session: URLSession = .shared
+        ) {
+            self.baseURL = baseURL
+            self.appKey = appKey
+            self.secretKey = secretKey
+            self.clientDeviceID = clientDeviceID
+            self.collectType = collectType
+            self.platform = platform
+            self.logLevel = logLevel
+            self.logSink = logSink
+            self.session = session
+        }
+    }
+
+    /// An attestation token and where it travels.
+    public struct AttestationToken: Sendable, Equatable {
+        public let token: String
+        public let header: String
+        public let expiresAt: Date
+        /// The value the token is bound to (`pay`), if any.
+        public let boundValue: String?
+    }
+
+    let configuration: Configuration
+    let log: GatehouseLogger
+    private(set) public var deviceID: String?
+    private var deviceKey: String?
+    private var readyHandler: (@Sendable (String) -> Void)?
+    private var boundValue: String?
+    private var tokens: [String: AttestationToken] = [:]
+    private var federation: [String: FederationToken] = [:]
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        self.log = GatehouseLogger(level: configuration.logLevel, sink: configuration.logSink)
+    }
+
+    // MARK: Device start and ztokens
+
+    /// Called once with the device id when the first start completes (the seed's `ZInfoReadyHandler`).
+    public func onReady(_ handler: @escaping @Sendable (String) -> Void) {
+        if let deviceID { handler(deviceID) } else { readyHandler = handler }
+    }
+
+    /// Starts (or re-initialises) the device: sends what the collection mode allows and gets the
+    /// device id and the device key that signs requests. A re-start rotates the key.
+    @discardableResult
+    public func start(unique: [String: String] = [:], environment: [String: Bool] = [:]) async throws -> String {
+        var body: [String: Any] = [
+            "deviceId": configuration.clientDeviceID, "collectType": configuration.collectType, "platform": configuration.platform,
+        ]
+        if !unique.isEmpty { body["unique"] = unique }
+        if !environment.isEmpty { body["environment"] = environment }
+        let answer = try await sdk("/v1/sdk/device/start", body)
+        guard let id = answer["deviceId"] as? String, let key = answer["deviceKey"] as? String else {
+            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "device start answered without a device.")
+        }
+        deviceID = id
+        deviceKey = key
+        log.log(.info, "device started: \(id)")
+        if let handler = readyHandler {
+            readyHandler = nil
+            handler(id)
+        }
+        return id
+    }
+
+    /// A ztoken for this event and account. Never cached: each one is single use, as the seed insists.
+    public func zToken(event: Int, account: String) async throws -> String {
+        let answer = try await sdk("/v1/sdk/ztoken", ["deviceId": try started(), "eventId": event, "accountId": account])
+        guard let token = answer["z"] as? String else { throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken") }
+        log.log(.debug, "ztoken for event \(event): \(GatehouseLogger.redacted(token))")
+        return token
+    }
+
+    /// The H5 bridge: a page's JSON (naming its `eventId`) and URL, answered with the ztoken the page
+    /// hands to its backend.
+    public func bridgeZToken(pageJSON: String, pageURL: String, clientID: String? = nil, account: String? = nil) async throws -> String {
+        var body: [String: Any] = ["deviceId": try started(), "js": pageJSON, "url": pageURL]
+        if let clientID { body["c"] = clientID }
+        if let account { body["a"] = account }
+        guard let token = try await sdk("/v1/sdk/ztoken/bridge", body)["z"] as? String else {
+            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken")
+        }
+        return token
+    }
+
+    // MARK: Request signatures
+
+    /// The signer for `wToken` / `ali_sign_whash` with this device's current key.
+    public func requestSigner() throws -> RequestSigner {
+        guard let deviceID, let deviceKey, let signer = RequestSigner(deviceID: deviceID, deviceKey: deviceKey) else {
+            throw GatehouseClientError.notStarted
+        }
+        return signer
+    }
+
+    /// `vmpHash`: the whash of a URL (GET, DELETE) or body.
+    public func whash(_ input: Data) throws -> String { try requestSigner().whash(input) }
+
+    /// `vmpSign`: the wtoken over `data` for `method`.
+    public func wtoken(_ data: Data, method: String) throws -> String { try requestSigner().wtoken(data, method: method) }
+
+    /// `cptCheck`: 1 when a response asks for secondary verification (the slider captcha), else 0.
+    public nonisolated static func cptCheck(cookie: String?, body: Data?) -> Int {
+        SecondaryVerificationCheck.cptCheck(cookie: cookie, body: body)
+    }
+
+    // MARK: Attestation
+
+    /// Binds the next tokens to `value` (the seed's token binding, `pay`), or unbinds with nil.
+    /// Prefetched tokens bound to something else are dropped.
+    public func bind(value: String?) {
+        guard value != boundValue else { return }
+        boundValue = value
+        tokens = [:]
+    }
+
+    /// Fetches a challenge for `attestID`, solves it and returns a fresh token (bound to the current
+    /// value, if any). With `captchaPassToken` it also hands over a solved slider captcha.
+    @discardableResult
+    public func attest(attestID: String, captchaPassToken: String? = nil) async throws -> AttestationToken {
+        let device = try started()
+        let challenge = try await sdk("/v1/attest/challenges", ["attestId": attestID, "deviceId": device])
+        var body: [String: Any] = ["attestId": attestID, "deviceId": device]
+        if challenge["captchaRequired"] as? Bool == true {
+            guard let captchaPassToken else {
+                throw GatehouseClientError.captchaRequired(captchaPage: challenge["captchaPage"] as? String ?? "captcha")
+            }
+            body["captchaPassToken"] = captchaPassToken
+        }
+        if let pow = challenge["challenge"] as? [String: Any] {
+            let started = Date()
+            do {
+                body["payload"] = try ProofOfWork.solve(pow, format: challenge["format"] as? String ?? "altcha-v1")
+            } catch {
+                throw GatehouseClientError.unsolvableChallenge
+            }
+            log.log(.debug, "solved \(attestID) (level \(challenge["level"] as? Int ?? 0)) in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+        }
+        if let boundValue { body["pay"] = AttestationBinding.pay(boundValue) }
+        let answer = try await sdk("/v1/attest/tokens", body)
+        guard let token = answer["token"] as? String, let header = answer["tokenHeader"] as? String else {
+            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no token")
+        }
+        let expiresAt = (answer["expiresAt"] as? String).flatMap(Self.parseDate) ?? Date().addingTimeInterval(60)
+        let issued = AttestationToken(token: token, header: header, expiresAt: expiresAt, boundValue: boundValue)
+        tokens[attestID] = issued
+        log.log(.info, "attestation token for \(attestID): \(GatehouseLogger.redacted(token))")
+        return issued
+    }
+
+    /// A usable token for `attestID`: the prefetched one while it has 10 seconds left and is bound to
+    /// the current value, else a new one.
+    public func attestationToken(attestID: String) async throws -> AttestationToken {
+        if let token = tokens[attestID], token.boundValue == boundValue, token.expiresAt.timeIntervalSinceNow > 10 { return token }
+        return try await attest(attestID: attestID)
+    }
+
+    /// Gets a token ahead of need, so that the request that needs it does not wait for the solver.
+    public func prefetch(attestID: String) async throws {
+        _ = try await attestationToken(attestID: attestID)
+    }
+
+    /// The prefetched token for `attestID`, without fetching one.
+    func cachedToken(attestID: String) -> AttestationToken? {
+        guard let token = tokens[attestID], token.boundValue == boundValue, token.expiresAt.timeIntervalSinceNow > 10 else { return nil }
+        return token
+    }
+
+    /// Drops a token the server refused (used up, expired early).
+    func forget(attestID: String) { tokens[attestID] = nil }
+
+    // MARK: Object storage
+
+    /// STS credentials for `roleID`, in the shape OSS's `OSSFederationToken` takes. Reused while more
+    /// than 5 minutes remain, then fetched again (the seed's rule).
+    public func federationToken(roleID: String, attestID: String) async throws -> FederationToken {
+        if let cached = federation[roleID], cached.expiration.timeIntervalSinceNow > FederationToken.refreshMargin { return cached }
+        let attestation = try await attestationToken(attestID: attestID)
+        var components = URLComponents(url: configuration.baseURL.appendingPathComponent("v1/sts/token"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "appKey", value: configuration.appKey), URLQueryItem(name: "roleId", value: roleID)]
+        var request = URLRequest(url: components.url!)
+        request.setValue(attestation.token, forHTTPHeaderField: attestation.header)
+        let (data, _) = try await HTTPExchange.send(request, session: configuration.session)
+        let token = try FederationToken(json: HTTPExchange.json(data))
+        federation[roleID] = token
+        log.log(.info, "federation token for \(roleID) until \(token.expirationInGMTFormat)")
+        return token
+    }
+
+    // MARK: Plumbing
+
+    private func started() throws -> String {
+        guard let deviceID else { throw GatehouseClientError.notStarted }
+        return deviceID
+    }
+
+    /// A signed SDK call: the answer's JSON, or the SDK's code as an error.
+    func sdk(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
+        let data = try JSONSerialization.data(withJSONObject: body)
+        var request = URLRequest(url: configuration.baseURL.appendingPathComponent(String(path.dropFirst())))
+        request.httpMethod = "POST"
+        request.httpBody = data
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let headers = SDKRequestSigning.headers(
+            appKey: configuration.appKey,
+            secretKey: configuration.secretKey,
+            method: "POST",
+            path: path,
+            body: data
+        )
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (answerData, response) = try await HTTPExchange.send(request, session: configuration.session)
+        let answer = HTTPExchange.json(answerData)
+        let code = answer["code"] as? Int ?? (response.statusCode == 200 ? 0 : -8)
+        guard (200..<300).contains(response.statusCode), code == 0 else {
+            log.log(.warn, "\(path) refused: \(code) \(answer["reason"] as? String ?? "")")
+            throw GatehouseClientError.sdk(
+                code: code,
+                reason: answer["reason"] as? String ?? "http_\(response.statusCode)",
+                message: answer["message"] as? String ?? ""
+            )
+        }
+        return answer
+    }
+
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+}
