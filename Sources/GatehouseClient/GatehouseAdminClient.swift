@@ -1,13 +1,24 @@
 import Foundation
 @_exported import GatehouseAPI
-import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
+
+#if canImport(FoundationNetworking)
+import OpenAPIAsyncHTTPClient
+
+/// The generated client's transport on this platform.
+@usableFromInline func defaultTransport() -> any ClientTransport { AsyncHTTPClientTransport() }
+#else
+import OpenAPIURLSession
+
+/// The generated client's transport on this platform.
+@usableFromInline func defaultTransport() -> any ClientTransport { URLSessionTransport() }
+#endif
 
 /// An operator's client for the admin API: apps, keys, events, audit. Wraps the generated client.
 public struct GatehouseAdminClient: Sendable {
     let client: Client
 
-    public init(serverURL: URL, adminToken: String, transport: any ClientTransport = AsyncHTTPClientTransport()) {
+    public init(serverURL: URL, adminToken: String, transport: any ClientTransport = defaultTransport()) {
         client = Client(
             serverURL: serverURL,
             transport: transport,
@@ -69,7 +80,7 @@ public struct GatehouseAdminClient: Sendable {
 public struct GatehouseBackendClient: Sendable {
     let client: Client
 
-    public init(serverURL: URL, appKey: String, serverSecret: String, transport: any ClientTransport = AsyncHTTPClientTransport()) {
+    public init(serverURL: URL, appKey: String, serverSecret: String, transport: any ClientTransport = defaultTransport()) {
         let credential = Data("\(appKey):\(serverSecret)".utf8).base64EncodedString()
         client = Client(
             serverURL: serverURL,
