@@ -10,22 +10,19 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
-        .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
         .library(name: "GatehouseHummingbird", targets: ["GatehouseHummingbird"]),
     ],
     dependencies: [
+        // The app SDK, the generated API types and the SDK request signature: their own package.
+        .package(path: "client"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
-        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
-        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -33,15 +30,10 @@ let package = Package(
     ],
     targets: [
         .target(
-            name: "GatehouseAPI",
-            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
-            swiftSettings: swiftSettings,
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
-        ),
-        .target(
             name: "GatehouseCore",
             dependencies: [
-                "GatehouseSigning", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "GatehouseSigning", package: "client"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -61,7 +53,7 @@ let package = Package(
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseAPI",
+                .product(name: "GatehouseAPI", package: "client"),
                 "GatehouseCore",
                 "GatehouseStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -81,26 +73,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "GatehouseSigning",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "GatehouseClient",
-            dependencies: [
-                "GatehouseAPI",
-                "GatehouseSigning",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                // URLSession on Apple platforms; on Linux the generated client's URLSession transport
-                // hangs under FoundationNetworking (seen in this package's tests), so AsyncHTTPClient.
-                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession", condition: .when(platforms: [.macOS, .iOS])),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: .when(platforms: [.linux])),
-            ],
-            swiftSettings: swiftSettings
-        ),
         .executableTarget(
             name: "gatehouse",
             dependencies: [
@@ -117,6 +89,7 @@ let package = Package(
             dependencies: [
                 "GatehouseStore",
                 "GatehouseCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/GatehouseTestSupport",
@@ -124,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseCoreTests",
-            dependencies: ["GatehouseCore", "GatehouseSigning", "GatehouseTestSupport"],
+            dependencies: ["GatehouseCore", .product(name: "GatehouseSigning", package: "client"), "GatehouseTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -136,11 +109,22 @@ let package = Package(
             name: "GatehouseServerTests",
             dependencies: [
                 "GatehouseServer",
-                "GatehouseClient",
+                .product(name: "GatehouseClient", package: "client"),
                 "GatehouseHummingbird",
                 "GatehouseStore",
                 "GatehouseTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Starts the built `gatehouse` executable and drives it with GatehouseClient and real peers.
+        .testTarget(
+            name: "GatehouseEndToEndTests",
+            dependencies: [
+                .product(name: "GatehouseClient", package: "client"),
+                "GatehouseTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

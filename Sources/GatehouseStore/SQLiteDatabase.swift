@@ -39,7 +39,7 @@ final class SQLiteDatabase: SQLDatabase {
         }
         do {
             // The busy timeout comes first: switching to WAL waits for other connections' locks.
-            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON"] {
+            for pragma in ["PRAGMA busy_timeout = \(busyTimeoutMilliseconds)", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON"] {
                 try await retryingWhileBusy { _ = try await connection.query(pragma, []) }
             }
         } catch {
@@ -50,12 +50,13 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Switching a new file to WAL needs a moment of exclusive access and SQLite answers "locked" at
-    /// once instead of calling the busy handler, so a second process opening the same new file retries.
+    /// once instead of calling the busy handler, so a second process opening the same new file retries,
+    /// for as long as the busy timeout (a loaded machine can hold that moment for seconds).
     private static func retryingWhileBusy(_ body: () async throws -> Void) async throws {
         for attempt in 1... {
             do {
                 return try await body()
-            } catch let error as SQLiteError where attempt < 100 && [.busy, .locked].contains(error.reason) {
+            } catch let error as SQLiteError where attempt < 250 && [.busy, .locked].contains(error.reason) {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -104,9 +105,25 @@ final class SQLiteDatabase: SQLDatabase {
 
     func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         // Across processes, each migration's BEGIN IMMEDIATE plus its "already applied?" check inside
-        // the transaction is the lock; within this process the gate is.
-        try await guarded { try await body(SQLiteDatabase(connection: self.connection, threadPool: self.threadPool, gate: nil)) }
+        // the transaction is the lock; within this process the gate is. A process migrating on a loaded
+        // machine can hold the write lock for longer than a request should wait, so a migrator waits
+        // up to a minute (seen: four concurrent migrators under the full test suite passed 5 s).
+        try await guarded {
+            let unguarded = SQLiteDatabase(connection: self.connection, threadPool: self.threadPool, gate: nil)
+            _ = try await self.run("PRAGMA busy_timeout = \(Self.migrationBusyTimeoutMilliseconds)", [])
+            do {
+                let result = try await body(unguarded)
+                _ = try await self.run("PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)", [])
+                return result
+            } catch {
+                _ = try? await self.run("PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)", [])
+                throw error
+            }
+        }
     }
+
+    static let busyTimeoutMilliseconds = 5000
+    static let migrationBusyTimeoutMilliseconds = 60000
 
     /// One SQLite file has one writer at a time anyway; each statement of `body` waits its turn.
     func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {

@@ -22,12 +22,8 @@ import Testing
         return (id, try await answer(server, appKey, id))
     }
 
-    /// The gap, read from the store: the test's oracle, since no response carries it.
     static func answer(_ server: ServerFixture, _ appKey: String, _ id: String) async throws -> PuzzleAnswer {
-        try await StoreService.withStore(server.store.location, logger: TestDatabase.logger) { store in
-            let app = try #require(try await store.app(withKey: try AppKey(validating: appKey)))
-            return try #require(try await store.captchaChallenge(appID: app.id, id: try CaptchaID(validating: id))).answer
-        }
+        try await captchaAnswer(server.store.location, appKey: appKey, challengeID: id)
     }
 
     static func trajectoryJSON(_ points: [DragPoint]) -> String {

@@ -4,7 +4,7 @@ import NIOCore
 
 /// Serves `router` on a loopback port until `body` returns; `body` gets the base URL. For the peers
 /// the tests stand up beside Gatehouse (a stub STS, an app's backend).
-func withLoopbackServer<Context: RequestContext>(
+public func withLoopbackServer<Context: RequestContext>(
     _ router: Router<Context>,
     _ body: @Sendable (URL) async throws -> Void
 ) async throws where Context.Source == ApplicationRequestContextSource {
