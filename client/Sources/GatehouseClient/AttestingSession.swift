@@ -8,6 +8,7 @@ import FoundationNetworking
 /// token header when a token is at hand, and on `428 Precondition Required` with
 /// `EO-Attest-Challenge: <attestId>` attests and retries the request once with the new token.
 public struct AttestingSession: Sendable {
+    /// The response header naming the attester a 428 asks for.
     public static let challengeHeader = "EO-Attest-Challenge"
 
     let gatehouse: Gatehouse
@@ -15,12 +16,16 @@ public struct AttestingSession: Sendable {
     /// The attester whose token goes on every request up front (nil: only after a 428).
     let attestID: String?
 
+    /// A session attesting with `gatehouse`; with `attestID`, that attester's token goes on every
+    /// request up front (prefetched or cached), otherwise only after a 428.
     public init(gatehouse: Gatehouse, session: URLSession = .shared, attestID: String? = nil) {
         self.gatehouse = gatehouse
         self.session = session
         self.attestID = attestID
     }
 
+    /// Sends `request`; on a 428 with `EO-Attest-Challenge` attests and sends it once more. The
+    /// second answer is returned whatever it is, so a request is never sent more than twice.
     public func data(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         var first = request
         if let attestID, let token = await gatehouse.cachedToken(attestID: attestID) {

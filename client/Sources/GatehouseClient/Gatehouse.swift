@@ -9,9 +9,11 @@ import FoundationNetworking
 /// ztokens, request signatures, attestation tokens (solved, bound, prefetched), and STS credentials
 /// for object storage. docs/client.md maps each seed's calls to these.
 public actor Gatehouse {
+    /// What the seed's init takes: where Gatehouse is, the app's keys, the device, logging.
     public struct Configuration: Sendable {
         /// The Gatehouse server, such as `https://gatehouse.example.com`.
         public var baseURL: URL
+        /// The app's 5-character key (`appKey`).
         public var appKey: String
         /// The app's SDK secret (`secretKey`), which signs every `/v1/sdk` request.
         public var secretKey: String
@@ -19,11 +21,16 @@ public actor Gatehouse {
         public var clientDeviceID: String
         /// The seed's collection mode: 0 collects everything, higher values less (docs/sdk-protocol.md).
         public var collectType: Int
+        /// `ios` or `android`, as the app is registered.
         public var platform: String
+        /// How much the client logs; `.none` (the default) is silent.
         public var logLevel: GatehouseLogLevel
+        /// Where log lines go (standard output unless set); lines never carry a secret or whole token.
         public var logSink: @Sendable (GatehouseLogLevel, String) -> Void
+        /// The session every call uses, for an app's own proxy or pinning delegate.
         public var session: URLSession
 
+        /// The configuration; only the server, the app's keys and the device id are required.
         public init(
             baseURL: URL,
             appKey: String,
@@ -49,8 +56,11 @@ public actor Gatehouse {
 
     /// An attestation token and where it travels.
     public struct AttestationToken: Sendable, Equatable {
+        /// The compact JWS to send.
         public let token: String
+        /// The header it goes in (the attester's, `EO-Attest-Token` unless configured).
         public let header: String
+        /// Its `exp`; the client attests again before handing out a token this close to it.
         public let expiresAt: Date
         /// The value the token is bound to (`pay`), if any.
         public let boundValue: String?
@@ -65,6 +75,7 @@ public actor Gatehouse {
     private var tokens: [String: AttestationToken] = [:]
     private var federation: [String: FederationToken] = [:]
 
+    /// A client for one app; call `start()` before anything that needs the device.
     public init(_ configuration: Configuration) {
         self.configuration = configuration
         self.log = GatehouseLogger(level: configuration.logLevel, sink: configuration.logSink)

@@ -18,6 +18,7 @@ import OpenAPIURLSession
 public struct GatehouseAdminClient: Sendable {
     let client: Client
 
+    /// An operator's client; `adminToken` is a token from `gatehouse admin-token create`.
     public init(serverURL: URL, adminToken: String, transport: any ClientTransport = defaultTransport()) {
         client = Client(
             serverURL: serverURL,
@@ -26,26 +27,32 @@ public struct GatehouseAdminClient: Sendable {
         )
     }
 
+    /// Registers an app; the answer carries its SDK secret and server secret, shown only this once.
     public func createApp(name: String, platforms: [Components.Schemas.Platform]) async throws -> Components.Schemas.AppCreated {
         try await unwrapping { try await client.createApp(body: .json(.init(name: name, platforms: platforms))).created.body.json }
     }
 
+    /// One page of apps in appKey order; pass the page's cursor as `after` for the next.
     public func listApps(after: String? = nil, limit: Int? = nil) async throws -> Components.Schemas.AppPage {
         try await unwrapping { try await client.listApps(query: .init(limit: limit, after: after)).ok.body.json }
     }
 
+    /// One app with its secrets' versions (never the secrets).
     public func app(_ appKey: String) async throws -> Components.Schemas.AppDetails {
         try await unwrapping { try await client.getApp(path: .init(appKey: appKey)).ok.body.json }
     }
 
+    /// Stops the app's SDK and backend calls until it is enabled again.
     public func disableApp(_ appKey: String) async throws -> Components.Schemas.App {
         try await unwrapping { try await client.disableApp(path: .init(appKey: appKey)).ok.body.json }
     }
 
+    /// Lets a disabled app's calls in again.
     public func enableApp(_ appKey: String) async throws -> Components.Schemas.App {
         try await unwrapping { try await client.enableApp(path: .init(appKey: appKey)).ok.body.json }
     }
 
+    /// Issues a new SDK or server secret; the previous one keeps working through the overlap window.
     public func rotateSecret(
         _ appKey: String,
         kind: Components.Schemas.SecretKind,
@@ -59,16 +66,19 @@ public struct GatehouseAdminClient: Sendable {
         }
     }
 
+    /// Registers an event id (3300...3400) the app's ztokens may name.
     public func registerEvent(_ appKey: String, eventID: Int, name: String) async throws -> Components.Schemas.Event {
         try await unwrapping {
             try await client.registerEvent(path: .init(appKey: appKey), body: .json(.init(eventId: eventID, name: name))).created.body.json
         }
     }
 
+    /// The app's registered events.
     public func events(_ appKey: String) async throws -> [Components.Schemas.Event] {
         try await unwrapping { try await client.listEvents(path: .init(appKey: appKey)).ok.body.json.items }
     }
 
+    /// One page of the audit log, newest first, optionally for one app.
     public func auditEntries(before: Int64? = nil, appKey: String? = nil, limit: Int? = nil) async throws -> Components.Schemas.AuditPage {
         try await unwrapping {
             try await client.listAuditEntries(query: .init(limit: limit, before: before, appKey: appKey)).ok.body.json
@@ -80,6 +90,7 @@ public struct GatehouseAdminClient: Sendable {
 public struct GatehouseBackendClient: Sendable {
     let client: Client
 
+    /// The backend's client, authenticated with the app's key and server secret.
     public init(serverURL: URL, appKey: String, serverSecret: String, transport: any ClientTransport = defaultTransport()) {
         let credential = Data("\(appKey):\(serverSecret)".utf8).base64EncodedString()
         client = Client(

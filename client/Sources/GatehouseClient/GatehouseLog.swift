@@ -6,6 +6,7 @@ public enum GatehouseLogLevel: Int, Sendable, Comparable, CaseIterable {
     case info
     case debug
 
+    /// Levels order by verbosity: `.none` < `.error` < `.warn` < `.info` < `.debug`.
     public static func < (lhs: GatehouseLogLevel, rhs: GatehouseLogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 

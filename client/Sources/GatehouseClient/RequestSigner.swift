@@ -15,9 +15,12 @@ public struct RequestSigner: Sendable {
         case custom
     }
 
+    /// The header carrying the request signature (`wToken`).
     public static let wtokenHeader = RequestSigning.wtokenHeader
+    /// The header carrying the body hash (`ali_sign_whash`).
     public static let whashHeader = RequestSigning.whashHeader
 
+    /// The device whose key signs.
     public let deviceID: String
     let deviceKey: [UInt8]
 

@@ -4,6 +4,7 @@ import Foundation
 /// captcha) before the request is retried. The marker is the `gatehouse_cpt=1` cookie or a
 /// `gatehouse_cpt` member with `code` 1 in a JSON body (docs/sdk-protocol.md).
 public enum SecondaryVerificationCheck {
+    /// The cookie name and JSON field that mark a challenged response.
     public static let markerName = "gatehouse_cpt"
 
     /// - Parameters:

@@ -2,6 +2,7 @@ import Foundation
 
 /// Base64 with the URL-safe alphabet and no padding (RFC 4648 section 5): ztokens, device ids, signatures.
 public enum Base64URL {
+    /// Unpadded base64url (RFC 4648 section 5) of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")

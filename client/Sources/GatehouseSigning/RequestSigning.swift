@@ -12,8 +12,11 @@ import Foundation
 /// wtoken    = "w1." deviceId "." timestamp "." nonce "." base64url(HMAC-SHA256(deviceKey, canonical))
 /// ```
 public enum RequestSigning {
+    /// The scheme version, the first field of every wtoken.
     public static let version = "w1"
+    /// The request header of the signature.
     public static let wtokenHeader = "wToken"
+    /// The request header of the body hash.
     public static let whashHeader = "ali_sign_whash"
     static let context = "gatehouse-wtoken-1"
 
