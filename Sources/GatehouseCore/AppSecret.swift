@@ -48,7 +48,7 @@ public struct SealedSecret: Equatable, Sendable {
 
     /// Binds the ciphertext to its row: a sealed secret moved to another app, kind or version won't open.
     public static func sealingContext(appID: AppID, kind: SecretKind, version: Int) -> String {
-        "app-secret:\(appID):\(kind.rawValue):\(version)"
+        SealedValue.appSecretContext(appID: appID, kind: kind, version: version)
     }
 
     public static func seal(

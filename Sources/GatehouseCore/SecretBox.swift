@@ -59,6 +59,11 @@ public struct SecretBox: Sendable {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Array("gatehouse:\(purpose)".utf8), outputByteCount: 32)
     }
 
+    /// Whether both boxes hold the same key (compared without leaking timing).
+    public func hasSameKey(as other: SecretBox) -> Bool {
+        key.withUnsafeBytes { mine in other.key.withUnsafeBytes { theirs in constantTimeEquals(Array(mine), Array(theirs)) } }
+    }
+
     /// A sealed known value stored once per database, so that starting with the wrong master key fails
     /// loudly at start instead of at the first secret read.
     public func makeKeyCheck() -> [UInt8] {

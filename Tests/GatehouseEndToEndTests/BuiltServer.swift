@@ -30,6 +30,12 @@ struct BuiltServer: Sendable {
 
     /// Runs `body` against the built server on a fresh database of `kind`; stops the server after.
     static func with(_ kind: TestStoreKind, _ body: @Sendable (BuiltServer) async throws -> Void) async throws {
+        try await with(kind, instances: 1) { try await body($0[0]) }
+    }
+
+    /// Runs `body` against `instances` servers sharing one fresh database of `kind` (one master key,
+    /// migrated once), as a scaled-out deployment runs them; stops them all after.
+    static func with(_ kind: TestStoreKind, instances: Int, _ body: @Sendable ([BuiltServer]) async throws -> Void) async throws {
         let binary = try executable()
         try await withTestDatabase(kind) { database in
             let scratch = database.scratchDirectory
@@ -44,29 +50,42 @@ struct BuiltServer: Sendable {
             case .sqlite(let path): environment["GATEHOUSE_DATA_DIR"] = URL(fileURLWithPath: path).deletingLastPathComponent().path
             }
             try Peers.expectSuccess(Peers.run(binary, ["migrate"], environment: environment), "gatehouse migrate")
-            let created = try Peers.expectSuccess(
+            let adminToken = try Peers.expectSuccess(
                 Peers.run(binary, ["admin-token", "create", "--name", "end-to-end"], environment: environment),
                 "gatehouse admin-token create"
             )
-            let port = try Peers.freePort()
-            environment["GATEHOUSE_PORT"] = String(port)
-            let log = scratch.appendingPathComponent("serve.log")
-            let server = try Peers.background(binary, ["serve"], environment: environment, log: log)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+            var servers: [BuiltServer] = []
+            var processes: [Process] = []
+            var logs: [URL] = []
             // Gatehouse drains and exits on SIGTERM: stopping it that way tests that too.
-            defer { Peers.stop(server, signal: SIGTERM) }
-            let built = BuiltServer(
-                baseURL: URL(string: "http://127.0.0.1:\(port)")!,
-                adminToken: created.trimmingCharacters(in: .whitespacesAndNewlines),
-                database: database
-            )
+            defer { for process in processes { Peers.stop(process, signal: SIGTERM) } }
+            for instance in 0..<instances {
+                let port = try Peers.freePort()
+                let log = scratch.appendingPathComponent("serve-\(instance).log")
+                var instanceEnvironment = environment
+                instanceEnvironment["GATEHOUSE_PORT"] = String(port)
+                processes.append(try Peers.background(binary, ["serve"], environment: instanceEnvironment, log: log))
+                logs.append(log)
+                servers.append(BuiltServer(baseURL: URL(string: "http://127.0.0.1:\(port)")!, adminToken: adminToken, database: database))
+            }
             do {
-                try await built.waitUntilReady()
-                try await body(built)
+                for server in servers { try await server.waitUntilReady() }
+                try await body(servers)
             } catch {
-                let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                let output = logs.map { (try? String(contentsOf: $0, encoding: .utf8)) ?? "" }.joined(separator: "\n---\n")
                 throw Peers.Failure(description: "\(error)\n--- gatehouse serve said:\n\(output.suffix(4000))")
             }
         }
+    }
+
+    /// This instance's count of requests to a route pattern, from its Prometheus metrics.
+    func requestCount(route: String) async throws -> Int {
+        let metrics = try await HTTP.send(.GET, baseURL.appendingPathComponent("metrics")).body
+        return metrics.split(separator: "\n")
+            .filter { $0.hasPrefix("gatehouse_http_requests_total{") && $0.contains("route=\"\(route)\"") }
+            .compactMap { Double($0.split(separator: " ").last ?? "") }
+            .reduce(0) { $0 + Int($1) }
     }
 
     private func waitUntilReady() async throws {

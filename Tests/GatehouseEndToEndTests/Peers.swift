@@ -111,13 +111,17 @@ enum Peers {
         throw Failure(description: "nothing listens on \(port)")
     }
 
-    /// nginx with deploy/nginx/gatehouse-gate.conf in front of `appAPI`, gated by `gatehouse`.
-    static func withNginxGate(gatehouse: URL, appAPI: URL, credentials: String, _ body: (URL) async throws -> Void) async throws {
+    /// nginx with the shipped files: deploy/nginx/gatehouse-gate.conf in front of `appAPI`, gated by
+    /// the Gatehouse `instances` (round robin), and deploy/nginx/gatehouse-proxy.conf serving those
+    /// instances' own API. `body` gets the gate's URL and the proxy's.
+    static func withNginx(gatehouse instances: [URL], appAPI: URL, credentials: String, _ body: (URL, URL) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = try freePort()
+        let gatePort = try freePort()
+        let proxyPort = try freePort()
         let root = directory.path
+        let upstreams = instances.map { "server \($0.host!):\($0.port!);" }.joined(separator: " ")
         let conf = """
             worker_processes 1;
             pid \(root)/nginx.pid;
@@ -127,12 +131,16 @@ enum Peers {
                 access_log \(root)/logs/access.log;
                 client_body_temp_path \(root)/body; proxy_temp_path \(root)/proxy;
                 fastcgi_temp_path \(root)/fastcgi; uwsgi_temp_path \(root)/uwsgi; scgi_temp_path \(root)/scgi;
-                upstream gatehouse { server \(gatehouse.host!):\(gatehouse.port!); }
+                upstream gatehouse { \(upstreams) keepalive 8; }
                 upstream app_api { server \(appAPI.host!):\(appAPI.port!); }
                 server {
-                    listen 127.0.0.1:\(port);
+                    listen 127.0.0.1:\(gatePort);
                     set $gatehouse_gate_credentials "\(credentials)";
                     include \(repository.path)/deploy/nginx/gatehouse-gate.conf;
+                }
+                server {
+                    listen 127.0.0.1:\(proxyPort);
+                    include \(repository.path)/deploy/nginx/gatehouse-proxy.conf;
                 }
             }
             """
@@ -141,8 +149,9 @@ enum Peers {
         // In the foreground: a daemonised nginx would inherit and hold any pipe of ours open.
         let server = try background(nginx, ["-p", root, "-c", path, "-g", "daemon off;"])
         defer { stop(server, signal: SIGTERM) }
-        try await waitForPort(port)
-        try await body(URL(string: "http://127.0.0.1:\(port)")!)
+        try await waitForPort(gatePort)
+        try await waitForPort(proxyPort)
+        try await body(URL(string: "http://127.0.0.1:\(gatePort)")!, URL(string: "http://127.0.0.1:\(proxyPort)")!)
     }
 
     /// moto's server with authentication on after the set-up calls of tests/interop/sts_interop.py

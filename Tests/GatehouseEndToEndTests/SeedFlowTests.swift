@@ -220,7 +220,7 @@ import FoundationNetworking
                 return "upstream ok"
             }
             try await withLoopbackServer(router) { appAPI in
-                try await Peers.withNginxGate(gatehouse: server.baseURL, appAPI: appAPI, credentials: app.backendCredentials) { gate in
+                try await Peers.withNginx(gatehouse: [server.baseURL], appAPI: appAPI, credentials: app.backendCredentials) { gate, _ in
                     let request = URLRequest(url: gate.appendingPathComponent("api/orders"))
                     let bare = try await HTTP.send(request)
                     #expect(bare.status == 428 && bare.headers.first(name: "EO-Attest-Challenge") == "api-pow", "\(bare)")

@@ -426,5 +426,7 @@ public struct AttestationOperations: Sendable {
         return SymmetricKey(data: Array(derived.withUnsafeBytes { Hex.encode($0) }.utf8))
     }
 
-    static func secretContext(_ attester: Attester) -> String { "attester:\(attester.appID):\(attester.attestID)" }
+    static func secretContext(_ attester: Attester) -> String {
+        SealedValue.attesterSecretContext(appID: attester.appID, attestID: attester.attestID.rawValue)
+    }
 }

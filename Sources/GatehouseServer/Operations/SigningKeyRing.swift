@@ -90,5 +90,5 @@ public actor SigningKeyRing {
         StoredSigningKey(kid: key.kid, sealedKey: box.seal(key.sealable, context: Self.context(key.kid)), createdAt: key.createdAt, retiredAt: nil)
     }
 
-    private static func context(_ kid: String) -> String { "signing-key:\(kid)" }
+    private static func context(_ kid: String) -> String { SealedValue.signingKeyContext(kid: kid) }
 }

@@ -97,5 +97,5 @@ public struct StorageRoleOperations: Sendable {
         try JSONDecoder().decode(UpstreamKey.self, from: Data(try box.open(stored.sealedKey, context: Self.keyContext(stored.role))))
     }
 
-    static func keyContext(_ role: StorageRole) -> String { "role-key:\(role.appID):\(role.roleID)" }
+    static func keyContext(_ role: StorageRole) -> String { SealedValue.roleKeyContext(appID: role.appID, roleID: role.roleID.rawValue) }
 }
