@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""Gatehouse's benchmark: every figure next to a floor measured in the same run on the same machine.
+
+Started by bench/run, which builds the binary; this script starts a throwaway PostgreSQL cluster and
+Gatehouse against it, seeds an app and devices, pre-generates the requests (signed SDK requests and
+ztokens are single use), drives wrk over loopback and pgbench against the same cluster, and prints a
+table of results and ratios (written to docs/PERFORMANCE.md unless --smoke).
+
+    bench/bench.py --binary PATH [--duration 10] [--connections 32] [--smoke] [--output docs/PERFORMANCE.md]
+"""
+import argparse
+import base64
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from sdk_sign import sign  # noqa: E402
+
+LUA = os.path.join(ROOT, "bench", "requests.lua")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def call(url, method="GET", body=None, headers=None):
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if body is not None and "Content-Type" not in request.headers:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read()
+            return response.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as error:
+        text = error.read()
+        return error.code, json.loads(text) if text else None
+
+
+def rss_kib(pid):
+    """Resident and peak resident memory of a process, KiB, from /proc."""
+    fields = {}
+    with open("/proc/%d/status" % pid) as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster (scripts/pg-cluster.sh), stopped on exit."""
+
+    def __init__(self, work):
+        self.directory = os.path.join(work, "pg")
+        self.port = free_port()
+        self.url = subprocess.run([os.path.join(ROOT, "scripts", "pg-cluster.sh"), "start", self.directory, str(self.port)],
+                                  check=True, capture_output=True, text=True).stdout.strip()
+
+    def stop(self):
+        subprocess.run([os.path.join(ROOT, "scripts", "pg-cluster.sh"), "stop", self.directory], capture_output=True)
+
+    def pgbench(self, script, connections, duration):
+        """TPS of a custom pgbench script at `connections` clients, run as the cluster's owner."""
+        bindir = subprocess.run(["pg_config", "--bindir"], check=True, capture_output=True, text=True).stdout.strip()
+        command = [os.path.join(bindir, "pgbench"), "-n", "-M", "prepared", "-c", str(connections), "-j", "2",
+                   "-T", str(duration), "-f", script, self.url]
+        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        return float(re.search(r"tps = ([0-9.]+)", output).group(1))
+
+
+class Server:
+    def __init__(self, binary, cluster, work):
+        self.binary = binary
+        self.master_key = base64.b64encode(os.urandom(32)).decode()
+        self.environment = dict(os.environ, GATEHOUSE_DATABASE_URL=cluster.url, GATEHOUSE_MASTER_KEY=self.master_key,
+                                GATEHOUSE_LOG_LEVEL="error", GATEHOUSE_PURGE_INTERVAL_SECONDS="0")
+        subprocess.run([binary, "migrate"], env=self.environment, check=True, capture_output=True)
+        self.admin_token = subprocess.run([binary, "admin-token", "create", "--name", "bench"], env=self.environment,
+                                          check=True, capture_output=True, text=True).stdout.strip()
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.log = open(os.path.join(work, "serve.log"), "w")
+        started = time.monotonic()
+        self.process = subprocess.Popen([binary, "serve", "--port", str(self.port)], env=self.environment,
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        while True:
+            try:
+                if call(self.url + "/health/ready")[0] == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            if time.monotonic() - started > 30:
+                raise SystemExit("gatehouse did not become ready in 30 s")
+            time.sleep(0.005)
+        self.ready_seconds = time.monotonic() - started
+
+    def admin(self, method, path, body=None):
+        return call(self.url + path, method, body, {"Authorization": "Bearer " + self.admin_token})
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.log.close()
+
+
+class App:
+    def __init__(self, server):
+        status, created = server.admin("POST", "/v1/admin/apps", {"name": "Bench", "platforms": ["ios"]})
+        assert status == 201, created
+        self.key, self.secret, self.server_secret = created["app"]["appKey"], created["secretKey"], created["serverSecret"]
+        assert server.admin("POST", "/v1/admin/apps/%s/events" % self.key, {"eventId": 3301, "name": "login"})[0] == 201
+        # Long-lived ztokens: the risk-query run comes a little after the tokens are issued.
+        assert server.admin("PATCH", "/v1/admin/apps/%s/settings" % self.key, {"ztokenTtlSeconds": 3600, "retentionDays": 30})[0] == 200
+        self.backend = "Basic " + base64.b64encode(("%s:%s" % (self.key, self.server_secret)).encode()).decode()
+
+    def sdk_headers(self, method, path, body):
+        headers = sign(self.key, self.secret, method, path, body)
+        headers["Content-Type"] = "application/json"
+        return headers
+
+    def sdk(self, server, path, body):
+        raw = json.dumps(body).encode()
+        return call(server.url + path, "POST", raw, self.sdk_headers("POST", path, raw))
+
+
+def line(method, path, headers, body=b""):
+    return "\t".join([method, path, "\x1f".join("%s: %s" % item for item in headers.items()), body.decode()])
+
+
+def write_lines(path, lines):
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def wrk(url, script_args, connections, duration):
+    # Script arguments: the request file, the capture file ("" for none), the thread count.
+    command = ["wrk", "-t", "2", "-c", str(connections), "-d", "%ds" % duration, "--timeout", "10s", "-s", LUA, url] + script_args + ["2"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads([text for text in output.splitlines() if text.startswith("{")][-1])
+
+
+def ztoken_lookups(server):
+    with urllib.request.urlopen(server.url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    return sum(float(found) for found in re.findall(r"^gatehouse_store_ztoken_lookups(?:_total)?(?:\{[^}]*\})? ([0-9.e+]+)$", text, re.M))
+
+
+def solve_altcha_v1(challenge):
+    for number in range(challenge["maxnumber"] + 1):
+        if hashlib.sha256((challenge["salt"] + str(number)).encode()).hexdigest() == challenge["challenge"]:
+            payload = {key: challenge[key] for key in ("algorithm", "challenge", "salt", "signature")}
+            payload["number"] = number
+            return base64.b64encode(json.dumps(payload).encode()).decode()
+    raise SystemExit("no solution for the attestation challenge")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--smoke", action="store_true", help="short runs, checks only that every step works")
+    parser.add_argument("--output", default=os.path.join(ROOT, "docs", "PERFORMANCE.md"))
+    parser.add_argument("--command", default="bench/run", help="the command line to record")
+    arguments = parser.parse_args()
+    duration = 2 if arguments.smoke else arguments.duration
+    connections = arguments.connections
+    # Enough single-use requests that no thread runs out at the rates seen here.
+    volume = 4000 if arguments.smoke else 120000
+    work = tempfile.mkdtemp(prefix="gatehouse-bench-")
+    os.chmod(work, 0o755)  # the cluster runs as postgres when this runs as root
+    cluster = Cluster(work)
+    server = None
+    try:
+        server = Server(arguments.binary, cluster, work)
+        idle_rss, _ = rss_kib(server.process.pid)
+        app = App(server)
+        devices = []
+        for number in range(64):
+            status, started = app.sdk(server, "/v1/sdk/device/start", {"deviceId": "bench-%d" % number, "collectType": 0})
+            assert status == 200, started
+            devices.append(started["deviceId"])
+        results = []
+
+        def record(name, measured, floor_name, floor, unit="req/s"):
+            results.append((name, measured, floor_name, floor, unit))
+            print("%-44s %10.1f %-6s %s" % (name, measured["rate"] if isinstance(measured, dict) else measured, unit,
+                                            "" if floor is None else "(%.2fx %s)" % ((measured["rate"] if isinstance(measured, dict) else measured) / floor, floor_name)),
+                  flush=True)
+
+        # 1. The floor: the framework's plain-text route.
+        write_lines(os.path.join(work, "live.txt"), [line("GET", "/health/live", {})])
+        plain = wrk(server.url, [os.path.join(work, "live.txt"), ""], connections, duration)
+        record("plain-text floor (GET /health/live)", plain, None, None)
+
+        # 2. pgbench: the single-row INSERT that ztoken issuance does.
+        insert = os.path.join(work, "insert.sql")
+        with open(insert, "w") as handle:
+            handle.write(
+                "INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) "
+                "VALUES ('00000000-0000-4000-8000-000000000001', md5(random()::text || clock_timestamp()::text), 'bench-device', 3301, "
+                "'account', now(), now() + interval '1 hour', '127.0.0.1', NULL);\n")
+        insert_tps = cluster.pgbench(insert, connections, duration)
+        record("pgbench single-row INSERT into ztokens", insert_tps, None, None, "tps")
+
+        # 3. ztoken issuance: signed SDK requests, each with its own nonce.
+        issue_lines = []
+        for number in range(volume):
+            body = json.dumps({"deviceId": devices[number % len(devices)], "eventId": 3301, "accountId": "account-%d" % (number % 1000)}).encode()
+            issue_lines.append(line("POST", "/v1/sdk/ztoken", app.sdk_headers("POST", "/v1/sdk/ztoken", body), body))
+        write_lines(os.path.join(work, "issue.txt"), issue_lines)
+        issued = wrk(server.url, [os.path.join(work, "issue.txt"), ""], connections, duration)
+        record("ztoken issuance (POST /v1/sdk/ztoken)", issued, "pgbench INSERT", insert_tps)
+        issued["note"] = "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms" % (issued["p50_ms"], issued["p99_ms"], issued["p999_ms"])
+
+        # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
+        fresh_lines = []
+        for number in range(volume):
+            body = json.dumps({"deviceId": devices[number % len(devices)], "eventId": 3301, "accountId": "account-%d" % (number % 1000)}).encode()
+            fresh_lines.append(line("POST", "/v1/sdk/ztoken", app.sdk_headers("POST", "/v1/sdk/ztoken", body), body))
+        write_lines(os.path.join(work, "fresh.txt"), fresh_lines)
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, duration)
+        tokens = []
+        for name in sorted(os.listdir(work)):
+            if name.startswith("ztokens."):
+                with open(os.path.join(work, name)) as handle:
+                    tokens += [text.strip() for text in handle if text.strip()]
+        assert tokens, "the issuance run captured no ztokens"
+
+        # 4. Risk queries, each consuming one ztoken.
+        backend = {"Authorization": app.backend, "Content-Type": "application/json"}
+        query_lines = []
+        for number, token in enumerate(tokens):
+            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": "account-%d" % (number % 1000), "clientIp": "203.0.113.7"}).encode()
+            query_lines.append(line("POST", "/v1/risk/query", backend, body))
+        write_lines(os.path.join(work, "query.txt"), query_lines)
+        queried = wrk(server.url, [os.path.join(work, "query.txt"), ""], connections, duration)
+        queried["note"] = "%d ztokens at hand; p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms" % (
+            len(tokens), queried["p50_ms"], queried["p99_ms"], queried["p999_ms"])
+        record("risk query (POST /v1/risk/query)", queried, "plain-text floor", plain["rate"])
+
+        # 5. Forged ztokens: refused before the database.
+        forged_lines = []
+        for number in range(2000):
+            forged = base64.urlsafe_b64encode(os.urandom(64)).rstrip(b"=").decode()
+            body = json.dumps({"ztoken": forged, "eventId": 3301, "accountId": "a", "clientIp": "203.0.113.7"}).encode()
+            forged_lines.append(line("POST", "/v1/risk/query", backend, body))
+        write_lines(os.path.join(work, "forged.txt"), forged_lines)
+        lookups_before = ztoken_lookups(server)
+        forged = wrk(server.url, [os.path.join(work, "forged.txt"), ""], connections, duration)
+        # Each gets a decision (tokenState forged) without touching the ztoken table.
+        forged["database"] = ztoken_lookups(server) - lookups_before
+        record("forged-token risk query", forged, "plain-text floor", plain["rate"])
+
+        # 6. The gate with a valid attestation token (an attester whose tokens open unlimited requests).
+        status, created = server.admin("POST", "/v1/admin/apps/%s/attesters" % app.key, {
+            "attestId": "bench-gate", "pow": {"maxNumber": 1000}, "adaptive": False, "maxUses": 0,
+            "tokenLifetimeSeconds": 3600, "routes": [{"method": "*", "pathPrefix": "/api/"}]})
+        assert status == 201, created
+        status, challenge = app.sdk(server, "/v1/attest/challenges", {"attestId": "bench-gate", "deviceId": devices[0]})
+        assert status == 200, challenge
+        status, token = app.sdk(server, "/v1/attest/tokens", {"attestId": "bench-gate", "deviceId": devices[0],
+                                                             "payload": solve_altcha_v1(challenge["challenge"])})
+        assert status == 200, token
+        gate_headers = {"X-Gatehouse-Authorization": app.backend, "X-Original-Method": "GET", "X-Original-URI": "/api/orders",
+                        token["tokenHeader"]: token["token"]}
+        write_lines(os.path.join(work, "gate.txt"), [line("GET", "/v1/gate/verify", gate_headers)])
+        gated = wrk(server.url, [os.path.join(work, "gate.txt"), ""], connections, duration)
+        record("gate verify with a valid token", gated, "plain-text floor", plain["rate"])
+
+        _, peak_rss = rss_kib(server.process.pid)
+        failures = {name: measured["non2xx"] + measured["errors"] for name, measured, *_ in results if isinstance(measured, dict)}
+        print("\nmemory: %.1f MiB idle, %.1f MiB peak; ready %.3f s after start" % (idle_rss / 1024, peak_rss / 1024, server.ready_seconds))
+        problems = ["%s: %d answers not 2xx" % (name, count) for name, count in failures.items() if count]
+        if queried["requests"] > len(tokens):
+            problems.append("risk query: %d requests for %d ztokens (some were replays)" % (queried["requests"], len(tokens)))
+        if lookups_before <= 0:
+            problems.append("gatehouse_store_ztoken_lookups not found on /metrics after the risk queries")
+        if forged["database"]:
+            problems.append("forged ztokens touched the ztoken table %d times" % forged["database"])
+        if problems:
+            raise SystemExit("the run is not valid: " + "; ".join(problems))
+        if not arguments.smoke:
+            write_report(arguments, results, idle_rss, peak_rss, server.ready_seconds, connections, duration)
+        print("\nbench: done")
+    finally:
+        if server:
+            server.stop()
+        cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def version(command):
+    try:
+        return subprocess.run(command, capture_output=True, text=True).stdout.strip().splitlines()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+def write_report(arguments, results, idle_rss, peak_rss, ready, connections, duration):
+    rows = []
+    for name, measured, floor_name, floor, unit in results:
+        rate = measured["rate"] if isinstance(measured, dict) else measured
+        latency = ("%.2f / %.2f / %.2f" % (measured["p50_ms"], measured["p99_ms"], measured["p999_ms"])) if isinstance(measured, dict) else ""
+        ratio = "" if floor is None else "%.2fx %s" % (rate / floor, floor_name)
+        rows.append("| %s | %.0f %s | %s | %s |" % (name, rate, unit, latency, ratio))
+    cpu = "?"
+    with open("/proc/cpuinfo") as info:
+        for text in info:
+            if text.startswith("model name"):
+                cpu = text.split(":", 1)[1].strip()
+                break
+    report = """# Performance
+
+Measured by `{command}` on {date}: {cores} cores ({cpu}), {memory} GiB, {system}; {swift}; {postgres}; {wrk}.
+Gatehouse (release build), PostgreSQL and the load generator share the machine. Every figure comes
+from one run, next to a floor measured in the same run: the machines are noisy, so compare ratios,
+not lone figures. wrk: 2 threads, {connections} connections, {duration} s per step, over loopback;
+single-use requests (signed SDK requests, ztokens) are generated beforehand and each sent once.
+pgbench: {connections} clients, prepared statements, the same {duration} s.
+
+| step | rate | latency p50 / p99 / p99.9 (ms) | ratio to its floor |
+| --- | --- | --- | --- |
+{rows}
+
+Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak. Ready {ready:.3f} s after start (schema in place).
+""".format(command=arguments.command, date=datetime.date.today().isoformat(), cores=os.cpu_count(), cpu=cpu,
+           memory=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30), system=platform.platform(),
+           swift=version(["swift", "--version"]), postgres=version(["postgres", "--version"]) if shutil.which("postgres") else version([os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip(), "postgres"), "--version"]),
+           wrk=version(["wrk", "--version"]), connections=connections, duration=duration, rows="\n".join(rows),
+           idle=idle_rss / 1024, peak=peak_rss / 1024, ready=ready)
+    marker = "<!-- bench/run writes everything above this line -->"
+    rest = ""
+    if os.path.exists(arguments.output):
+        with open(arguments.output) as existing:
+            text = existing.read()
+        if marker in text:
+            rest = text[text.index(marker):]
+    with open(arguments.output, "w") as handle:
+        handle.write(report + "\n" + (rest or marker + "\n"))
+
+
+if __name__ == "__main__":
+    main()
