@@ -231,10 +231,11 @@ def main():
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
         fresh_lines = []
         for number in range(volume):
-            body = json.dumps({"deviceId": devices[number % len(devices)], "eventId": 3301, "accountId": "account-%d" % (number % 1000)}).encode()
+            # One account, so that each risk query below names the account its ztoken was issued for.
+            body = json.dumps({"deviceId": devices[number % len(devices)], "eventId": 3301, "accountId": "account-risk"}).encode()
             fresh_lines.append(line("POST", "/v1/sdk/ztoken", app.sdk_headers("POST", "/v1/sdk/ztoken", body), body))
         write_lines(os.path.join(work, "fresh.txt"), fresh_lines)
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, duration)
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, 2 * duration)
         tokens = []
         for name in sorted(os.listdir(work)):
             if name.startswith("ztokens."):
@@ -246,7 +247,7 @@ def main():
         backend = {"Authorization": app.backend, "Content-Type": "application/json"}
         query_lines = []
         for number, token in enumerate(tokens):
-            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": "account-%d" % (number % 1000), "clientIp": "203.0.113.7"}).encode()
+            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": "account-risk", "clientIp": "203.0.113.7"}).encode()
             query_lines.append(line("POST", "/v1/risk/query", backend, body))
         write_lines(os.path.join(work, "query.txt"), query_lines)
         queried = wrk(server.url, [os.path.join(work, "query.txt"), ""], connections, duration)
@@ -289,8 +290,8 @@ def main():
         problems = ["%s: %d answers not 2xx" % (name, count) for name, count in failures.items() if count]
         if queried["requests"] > len(tokens):
             problems.append("risk query: %d requests for %d ztokens (some were replays)" % (queried["requests"], len(tokens)))
-        if lookups_before <= 0:
-            problems.append("gatehouse_store_ztoken_lookups not found on /metrics after the risk queries")
+        if lookups_before < queried["requests"]:
+            problems.append("only %d of %d risk queries looked up their ztoken (the others were refused early)" % (lookups_before, queried["requests"]))
         if forged["database"]:
             problems.append("forged ztokens touched the ztoken table %d times" % forged["database"])
         if problems:
