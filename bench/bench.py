@@ -160,6 +160,19 @@ def ztoken_lookups(server):
     return sum(float(found) for found in re.findall(r"^gatehouse_store_ztoken_lookups(?:_total)?(?:\{[^}]*\})? ([0-9.e+]+)$", text, re.M))
 
 
+def settled_ztoken_lookups(server):
+    # wrk stops sending when its time is up, but requests already sent are still being answered; a count read
+    # before they finish would be charged to the next step. Settled means unchanged for half a second.
+    previous = ztoken_lookups(server)
+    for _ in range(60):
+        time.sleep(0.5)
+        current = ztoken_lookups(server)
+        if current == previous:
+            return current
+        previous = current
+    raise SystemExit("the ztoken lookups did not settle within 30 s of the risk-query step")
+
+
 def solve_altcha_v1(challenge):
     for number in range(challenge["maxnumber"] + 1):
         if hashlib.sha256((challenge["salt"] + str(number)).encode()).hexdigest() == challenge["challenge"]:
@@ -262,10 +275,10 @@ def main():
             body = json.dumps({"ztoken": forged, "eventId": 3301, "accountId": "a", "clientIp": "203.0.113.7"}).encode()
             forged_lines.append(line("POST", "/v1/risk/query", backend, body))
         write_lines(os.path.join(work, "forged.txt"), forged_lines)
-        lookups_before = ztoken_lookups(server)
+        lookups_before = settled_ztoken_lookups(server)
         forged = wrk(server.url, [os.path.join(work, "forged.txt"), ""], connections, duration)
         # Each gets a decision (tokenState forged) without touching the ztoken table.
-        forged["database"] = ztoken_lookups(server) - lookups_before
+        forged["database"] = settled_ztoken_lookups(server) - lookups_before
         record("forged-token risk query", forged, "plain-text floor", plain["rate"])
 
         # 6. The gate with a valid attestation token (an attester whose tokens open unlimited requests).
