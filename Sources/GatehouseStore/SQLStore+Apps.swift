@@ -45,19 +45,43 @@ extension SQLStore: AppStore {
 
     public func secrets(of appID: AppID) async throws(StoreError) -> [SealedSecret] {
         try await database.query(
-            "SELECT * FROM app_secrets WHERE app_id = $1 ORDER BY kind, version",
+            """
+            SELECT app_id, kind AS secret_kind, version AS secret_version, sealed AS secret_sealed,
+              created_at AS secret_created_at, retires_at AS secret_retires_at
+            FROM app_secrets WHERE app_id = $1 ORDER BY kind, version
+            """,
             [.uuid(appID.rawValue)]
-        ).map { row throws(StoreError) in
-            guard let kind = SecretKind(rawValue: try row.text("kind")) else { throw .corruptRow("unknown secret kind") }
-            return SealedSecret(
-                appID: AppID(try row.uuid("app_id")),
-                kind: kind,
-                version: Int(try row.int("version")),
-                sealed: try row.bytes("sealed"),
-                createdAt: try row.date("created_at"),
-                retiresAt: try row.optionalDate("retires_at")
-            )
-        }
+        ).map(Self.secret)
+    }
+
+    /// The app and its secrets in one round trip: every authenticated SDK and backend call needs both.
+    public func appWithSecrets(withKey appKey: AppKey) async throws(StoreError) -> (app: App, secrets: [SealedSecret])? {
+        let rows = try await database.query(
+            """
+            SELECT apps.*, app_secrets.kind AS secret_kind, app_secrets.version AS secret_version,
+              app_secrets.sealed AS secret_sealed, app_secrets.created_at AS secret_created_at,
+              app_secrets.retires_at AS secret_retires_at
+            FROM apps LEFT JOIN app_secrets ON app_secrets.app_id = apps.app_id
+            WHERE apps.app_key = $1 ORDER BY app_secrets.kind, app_secrets.version
+            """,
+            [.text(appKey.rawValue)]
+        )
+        guard let first = rows.first else { return nil }
+        var secrets: [SealedSecret] = []
+        for row in rows where try !row.isNull("secret_kind") { secrets.append(try Self.secret(row)) }
+        return (try Self.app(first), secrets)
+    }
+
+    static func secret(_ row: SQLRow) throws(StoreError) -> SealedSecret {
+        guard let kind = SecretKind(rawValue: try row.text("secret_kind")) else { throw .corruptRow("unknown secret kind") }
+        return SealedSecret(
+            appID: AppID(try row.uuid("app_id")),
+            kind: kind,
+            version: Int(try row.int("secret_version")),
+            sealed: try row.bytes("secret_sealed"),
+            createdAt: try row.date("secret_created_at"),
+            retiresAt: try row.optionalDate("secret_retires_at")
+        )
     }
 
     public func rotateSecret(_ secret: SealedSecret, retirements: [Int: Date], audit: AuditEntry) async throws(StoreError) {

@@ -37,11 +37,7 @@ extension SQLStore: DeviceRiskStore {
     }
 
     public func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool {
-        let rows = try await database.query(
-            "INSERT INTO sdk_nonces (app_id, nonce, expires_at) VALUES ($1, $2, $3) ON CONFLICT (app_id, nonce) DO NOTHING RETURNING nonce",
-            [.uuid(appID.rawValue), .text(nonce), .date(expiresAt)]
-        )
-        return !rows.isEmpty
+        try await Self.batched { try await self.nonceWrites.submit(NonceUse(appID: appID, nonce: nonce, expiresAt: expiresAt)) }
     }
 
     public func issuancePreconditions(
@@ -64,17 +60,7 @@ extension SQLStore: DeviceRiskStore {
     }
 
     public func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError) {
-        try await database.query(
-            """
-            INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            """,
-            [
-                .uuid(token.appID.rawValue), .text(token.claims.tokenID), .text(token.claims.deviceID.rawValue),
-                .int(Int64(token.claims.eventID.rawValue)), .text(token.accountID.rawValue), .date(token.claims.issuedAt),
-                .date(token.claims.expiresAt), .optional(token.issuedFrom), .optional(token.pageURL),
-            ]
-        )
+        try await Self.batched { try await self.ztokenWrites.submit(token) }
     }
 
     public func recordRiskDecision(

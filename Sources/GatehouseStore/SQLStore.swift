@@ -8,10 +8,23 @@ import GatehouseCore
 public final class SQLStore: Sendable {
     let database: any SQLDatabase
     let ztokenLookupCounter = ManagedAtomic<Int>(0)
+    /// Issued ztokens and SDK nonces, the two rows every SDK request writes, go in group commits.
+    let ztokenWrites: GroupCommit<IssuedZToken, Void>
+    let nonceWrites: GroupCommit<NonceUse, Bool>
 
     init(database: any SQLDatabase) {
         self.database = database
+        ztokenWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { tokens in
+            try await Self.insertZTokens(tokens, in: database)
+            return tokens.map { _ in () }
+        }
+        nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { uses in
+            try await Self.insertNonces(uses, in: database)
+        }
     }
+
+    /// Statements of one kind in flight at once; the pool (20 by default) keeps the rest for reads.
+    static let batchWriters = 4
 
     static func appendAudit(_ entry: AuditEntry, in transaction: any SQLDatabase) async throws(StoreError) {
         try await transaction.query(

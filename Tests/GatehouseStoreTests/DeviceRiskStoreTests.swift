@@ -119,6 +119,47 @@ import Testing
         }
     }
 
+    /// Nonces go to the database in group commits: under concurrency a batch may hold one nonce
+    /// twice, and still exactly one use of each nonce is its first.
+    @Test(arguments: TestStoreKind.available)
+    func concurrentNoncesInGroupCommitsAreEachFirstOnce(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            let firsts = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+                for use in 0..<300 {
+                    let nonce = "nonce-batch-\(use % 60)"
+                    group.addTask { (nonce, try await store.useNonce(appID: app.id, nonce: nonce, expiresAt: now)) }
+                }
+                return try await group.reduce(into: [String: Int]()) { counts, answer in counts[answer.0, default: 0] += answer.1 ? 1 : 0 }
+            }
+            #expect(firsts.count == 60 && firsts.values.allSatisfy { $0 == 1 }, "\(firsts)")
+            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-batch-7", expiresAt: now) == false)
+            // One statement holding a nonce twice, and one already used: the first of each is first.
+            let uses = ["nonce-twice-01", "nonce-twice-01", "nonce-batch-8", "nonce-twice-02"].map {
+                NonceUse(appID: app.id, nonce: $0, expiresAt: now)
+            }
+            #expect(try await SQLStore.insertNonces(uses, in: store.database) == [true, false, false, true])
+        }
+    }
+
+    /// Issued ztokens go in group commits too; each caller returns after its row is stored, so
+    /// every token issued concurrently is there to be consumed, once.
+    @Test(arguments: TestStoreKind.available)
+    func concurrentlyIssuedZTokensAreAllStored(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            let claims = try await withThrowingTaskGroup(of: ZTokenClaims.self) { group in
+                for number in 0..<200 { group.addTask { try await issue(store, app: app, device: device, account: "u\(number % 7)") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(claims.map(\.tokenID)).count == 200)
+            for claim in claims.prefix(20) {
+                let queryKeys = try keys(app, claim)
+                #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record.tokenState == .fresh)
+            }
+        }
+    }
+
     @Test(arguments: TestStoreKind.available)
     func sixtyFourConcurrentQueriesConsumeOneTokenExactlyOnce(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in

@@ -192,10 +192,9 @@ public struct AppOperations: Sendable {
 
     /// Checks an appKey and server secret pair however it arrived (Basic, or siteverify's `secret`).
     public func admitBackend(appKey: AppKey, secret: String) async throws -> Result<(app: App, secretVersion: Int), BackendCredentials.Refusal> {
-        let app = try await store.app(withKey: appKey)
-        var secrets: [SealedSecret] = []
-        if let app { secrets = try await store.secrets(of: app.id) }
-        return BackendCredentials.admit(app: app, secrets: secrets, presentedSecret: secret, at: clock.now(), box: box).map { (app!, $0) }
+        let found = try await store.appWithSecrets(withKey: appKey)
+        return BackendCredentials.admit(app: found?.app, secrets: found?.secrets ?? [], presentedSecret: secret, at: clock.now(), box: box)
+            .map { (found!.app, $0) }
     }
 
     static func problem(for refusal: BackendCredentials.Refusal) -> Problem {

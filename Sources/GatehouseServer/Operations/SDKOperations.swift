@@ -45,14 +45,14 @@ public struct SDKOperations: Sendable {
             nonce: request.nonce,
             signature: request.signature
         ).get()
-        guard let app = try await store.app(withKey: signed.appKey) else { throw SDKRefusal.appKeyUnknown }
+        guard let (app, secrets) = try await store.appWithSecrets(withKey: signed.appKey) else { throw SDKRefusal.appKeyUnknown }
         let now = clock.now()
         try signed.verify(
             method: request.method,
             path: request.path,
             body: request.body,
             app: app,
-            secrets: try await store.secrets(of: app.id),
+            secrets: secrets,
             at: now,
             box: box
         ).get()

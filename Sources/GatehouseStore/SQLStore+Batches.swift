@@ -1,0 +1,60 @@
+import Foundation
+import GatehouseCore
+
+/// One SDK nonce to record, refused if the app has seen it within its window.
+struct NonceUse: Sendable {
+    let appID: AppID
+    let nonce: String
+    let expiresAt: Date
+}
+
+extension SQLStore {
+    /// Runs a group-committed write, keeping the store's one error type.
+    static func batched<T: Sendable>(_ body: () async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unavailable(String(describing: type(of: error)))
+        }
+    }
+
+    /// `VALUES ($1, ..., $w), ($w+1, ...), ...` for `rows` rows of `width` parameters.
+    static func valuesList(rows: Int, width: Int) -> String {
+        (0..<rows).map { row in "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")" }.joined(separator: ", ")
+    }
+
+    static func insertZTokens(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(tokens.count * 9)
+        for token in tokens {
+            binds += [
+                .uuid(token.appID.rawValue), .text(token.claims.tokenID), .text(token.claims.deviceID.rawValue),
+                .int(Int64(token.claims.eventID.rawValue)), .text(token.accountID.rawValue), .date(token.claims.issuedAt),
+                .date(token.claims.expiresAt), .optional(token.issuedFrom), .optional(token.pageURL),
+            ]
+        }
+        try await database.query(
+            "INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) VALUES "
+                + valuesList(rows: tokens.count, width: 9),
+            binds
+        )
+    }
+
+    /// - Returns: for each use, in order, whether it was the nonce's first (a nonce twice in one batch:
+    ///   the first only).
+    static func insertNonces(_ uses: [NonceUse], in database: any SQLDatabase) async throws(StoreError) -> [Bool] {
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(uses.count * 3)
+        for use in uses { binds += [.uuid(use.appID.rawValue), .text(use.nonce), .date(use.expiresAt)] }
+        let rows = try await database.query(
+            "INSERT INTO sdk_nonces (app_id, nonce, expires_at) VALUES " + valuesList(rows: uses.count, width: 3)
+                + " ON CONFLICT (app_id, nonce) DO NOTHING RETURNING app_id, nonce",
+            binds
+        )
+        var inserted = Set<String>()
+        for row in rows { inserted.insert("\(try row.uuid("app_id")) \(try row.text("nonce"))") }
+        return uses.map { use in inserted.remove("\(use.appID.rawValue) \(use.nonce)") != nil }
+    }
+}
