@@ -30,6 +30,15 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from sdk_sign import sign  # noqa: E402
 
 LUA = os.path.join(ROOT, "bench", "requests.lua")
+DEVICES = 256
+
+
+def account(device):
+    return "account-%d" % device
+
+
+def address(device):
+    return "198.18.%d.%d" % (device // 256, device % 256)
 
 
 def free_port():
@@ -82,13 +91,20 @@ class Cluster:
         output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
         return float(re.search(r"tps = ([0-9.]+)", output).group(1))
 
+    def sql(self, statement):
+        bindir = subprocess.run(["pg_config", "--bindir"], check=True, capture_output=True, text=True).stdout.strip()
+        return subprocess.run([os.path.join(bindir, "psql"), "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", statement, self.url],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
 
 class Server:
     def __init__(self, binary, cluster, work):
         self.binary = binary
         self.master_key = base64.b64encode(os.urandom(32)).decode()
         self.environment = dict(os.environ, GATEHOUSE_DATABASE_URL=cluster.url, GATEHOUSE_MASTER_KEY=self.master_key,
-                                GATEHOUSE_LOG_LEVEL="error", GATEHOUSE_PURGE_INTERVAL_SECONDS="0")
+                                GATEHOUSE_LOG_LEVEL="error", GATEHOUSE_PURGE_INTERVAL_SECONDS="0",
+                                # The load comes from loopback and says in X-Forwarded-For which device address it stands for.
+                                GATEHOUSE_TRUSTED_PROXIES="127.0.0.1/32")
         subprocess.run([binary, "migrate"], env=self.environment, check=True, capture_output=True)
         self.admin_token = subprocess.run([binary, "admin-token", "create", "--name", "bench"], env=self.environment,
                                           check=True, capture_output=True, text=True).stdout.strip()
@@ -147,9 +163,15 @@ def write_lines(path, lines):
         handle.write("\n".join(lines) + "\n")
 
 
-def wrk(url, script_args, connections, duration):
-    # Script arguments: the request file, the capture file ("" for none), the thread count.
-    command = ["wrk", "-t", "2", "-c", str(connections), "-d", "%ds" % duration, "--timeout", "10s", "-s", LUA, url] + script_args + ["2"]
+def wrk(url, script_args, connections, duration, pause_ms=0):
+    # Script arguments: the request file, the capture file ("" for none), the thread count. With a
+    # pause, each connection waits that long before each request (wrk's delay()).
+    script = LUA
+    if pause_ms:
+        script = os.path.join(os.path.dirname(script_args[0]), "paced.lua")
+        with open(LUA) as plain, open(script, "w") as paced:
+            paced.write(plain.read() + "\nfunction delay()\n   return %d\nend\n" % pause_ms)
+    command = ["wrk", "-t", "2", "-c", str(connections), "-d", "%ds" % duration, "--timeout", "10s", "-s", script, url] + script_args + ["2"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads([text for text in output.splitlines() if text.startswith("{")][-1])
 
@@ -203,11 +225,21 @@ def main():
         server = Server(arguments.binary, cluster, work)
         idle_rss, _ = rss_kib(server.process.pid)
         app = App(server)
+        # Traffic as many users make it: each device has its own account and address, so that the
+        # velocity counts of a risk query read one user's tokens, not the whole run's.
         devices = []
-        for number in range(64):
+        for number in range(DEVICES):
             status, started = app.sdk(server, "/v1/sdk/device/start", {"deviceId": "bench-%d" % number, "collectType": 0})
             assert status == 200, started
             devices.append(started["deviceId"])
+        device_numbers = {device: number for number, device in enumerate(devices)}
+
+        def issuance(number):
+            device = number % len(devices)
+            body = json.dumps({"deviceId": devices[device], "eventId": 3301, "accountId": account(device)}).encode()
+            headers = app.sdk_headers("POST", "/v1/sdk/ztoken", body)
+            headers["X-Forwarded-For"] = address(device)
+            return line("POST", "/v1/sdk/ztoken", headers, body)
         results = []
 
         def record(name, measured, floor_name, floor, unit="req/s"):
@@ -232,23 +264,15 @@ def main():
         record("pgbench single-row INSERT into ztokens", insert_tps, None, None, "tps")
 
         # 3. ztoken issuance: signed SDK requests, each with its own nonce.
-        issue_lines = []
-        for number in range(volume):
-            body = json.dumps({"deviceId": devices[number % len(devices)], "eventId": 3301, "accountId": "account-%d" % (number % 1000)}).encode()
-            issue_lines.append(line("POST", "/v1/sdk/ztoken", app.sdk_headers("POST", "/v1/sdk/ztoken", body), body))
-        write_lines(os.path.join(work, "issue.txt"), issue_lines)
+        write_lines(os.path.join(work, "issue.txt"), [issuance(number) for number in range(volume)])
         issued = wrk(server.url, [os.path.join(work, "issue.txt"), ""], connections, duration)
         record("ztoken issuance (POST /v1/sdk/ztoken)", issued, "pgbench INSERT", insert_tps)
         issued["note"] = "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms" % (issued["p50_ms"], issued["p99_ms"], issued["p999_ms"])
 
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
-        fresh_lines = []
-        for number in range(volume):
-            # One account, so that each risk query below names the account its ztoken was issued for.
-            body = json.dumps({"deviceId": devices[number % len(devices)], "eventId": 3301, "accountId": "account-risk"}).encode()
-            fresh_lines.append(line("POST", "/v1/sdk/ztoken", app.sdk_headers("POST", "/v1/sdk/ztoken", body), body))
-        write_lines(os.path.join(work, "fresh.txt"), fresh_lines)
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, 2 * duration)
+        write_lines(os.path.join(work, "fresh.txt"), [issuance(volume + number) for number in range(volume)])
+        # Enough for the peak run and the run at half its rate.
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, 3 * duration)
         tokens = []
         for name in sorted(os.listdir(work)):
             if name.startswith("ztokens."):
@@ -257,16 +281,55 @@ def main():
         assert tokens, "the issuance run captured no ztokens"
 
         # 4. Risk queries, each consuming one ztoken.
+        # pgbench running the statements a risk query runs (rules and lists come from the instance's
+        # copy): consume a token, read its device and the velocity counts, insert the decision.
+        app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
+        cluster.sql("CREATE TABLE bench_devices (n integer PRIMARY KEY, device_id text, account_id text, address text)")
+        cluster.sql("INSERT INTO bench_devices VALUES " + ", ".join(
+            "(%d, '%s', '%s', '%s')" % (number, device, account(number), address(number)) for number, device in enumerate(devices)))
+        # Its tokens were issued two days ago, outside every velocity window, to count what the real
+        # queries count.
+        cluster.sql("INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) "
+                    "SELECT '%s', 'pgb-' || t, d.device_id, 3301, d.account_id, now() - interval '2 days', now() + interval '1 day', "
+                    "d.address, NULL FROM generate_series(1, %d) t JOIN bench_devices d ON d.n = t %% %d" % (app_id, volume * 3, DEVICES))
+        cluster.sql("ANALYZE")
+        device = "(SELECT %s FROM bench_devices WHERE n = :d)"
+        risk_script = os.path.join(work, "risk.sql")
+        with open(risk_script, "w") as handle:
+            handle.write("\\set t random(1, %d)\n\\set d random(0, %d)\nBEGIN;\n" % (volume * 3, DEVICES - 1))
+            handle.write("UPDATE ztokens SET consumed_at = now() WHERE app_id = '%s' AND token_id = 'pgb-' || :t AND consumed_at IS NULL "
+                         "RETURNING issued_from, page_url;\n" % app_id)
+            handle.write("SELECT * FROM devices WHERE app_id = '%s' AND device_id = %s;\n" % (app_id, device % "device_id"))
+            handle.write(
+                "SELECT (SELECT count(*) FROM ztokens WHERE app_id = '{a}' AND device_id = {d} AND issued_at > now() - interval '1 minute') AS e, "
+                "(SELECT count(DISTINCT account_id) FROM ztokens WHERE app_id = '{a}' AND device_id = {d} AND issued_at > now() - interval '1 day') AS da, "
+                "(SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = '{a}' AND account_id = {c} AND issued_at > now() - interval '1 day') AS ad, "
+                "(SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = '{a}' AND issued_from = {i} AND issued_at > now() - interval '1 hour') AS ip;\n"
+                .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
+            handle.write("INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state, "
+                         "client_address, user_agent, page_url, score, decision, tags) VALUES ('%s', gen_random_uuid(), now(), 3301, %s, %s, "
+                         "'pgb-' || :t, 'fresh', %s, NULL, NULL, 0, 'pass', '[]');\nCOMMIT;\n"
+                         % (app_id, device % "account_id", device % "device_id", device % "address"))
+        risk_tps = cluster.pgbench(risk_script, connections, duration)
+        record("pgbench risk-query statements", risk_tps, None, None, "tps")
+
+        # Each query names the account and address of the device its ztoken carries (bytes 32..47).
         backend = {"Authorization": app.backend, "Content-Type": "application/json"}
-        query_lines = []
-        for number, token in enumerate(tokens):
-            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": "account-risk", "clientIp": "203.0.113.7"}).encode()
-            query_lines.append(line("POST", "/v1/risk/query", backend, body))
-        write_lines(os.path.join(work, "query.txt"), query_lines)
+
+        def query(token):
+            device = device_numbers[base64.urlsafe_b64encode(base64.urlsafe_b64decode(token + "==")[32:48]).rstrip(b"=").decode()]
+            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": account(device), "clientIp": address(device)}).encode()
+            return line("POST", "/v1/risk/query", backend, body)
+        half = len(tokens) // 2
+        write_lines(os.path.join(work, "query.txt"), [query(token) for token in tokens[:half]])
         queried = wrk(server.url, [os.path.join(work, "query.txt"), ""], connections, duration)
-        queried["note"] = "%d ztokens at hand; p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms" % (
-            len(tokens), queried["p50_ms"], queried["p99_ms"], queried["p999_ms"])
-        record("risk query (POST /v1/risk/query)", queried, "plain-text floor", plain["rate"])
+        lookups_peak = settled_ztoken_lookups(server)
+        # The same with a pause per connection that keeps the rate at or under half the peak, for the p99 there.
+        pause_ms = max(1, round(1000 * connections / (queried["rate"] / 2)))
+        write_lines(os.path.join(work, "query-half.txt"), [query(token) for token in tokens[half:]])
+        at_half = wrk(server.url, [os.path.join(work, "query-half.txt"), ""], connections, duration, pause_ms)
+        record("risk query (POST /v1/risk/query)", queried, "pgbench risk statements", risk_tps)
+        record("risk query paced to at most half that rate", at_half, None, None)
 
         # 5. Forged ztokens: refused before the database.
         forged_lines = []
@@ -276,6 +339,7 @@ def main():
             forged_lines.append(line("POST", "/v1/risk/query", backend, body))
         write_lines(os.path.join(work, "forged.txt"), forged_lines)
         lookups_before = settled_ztoken_lookups(server)
+        lookups_queried = lookups_before
         forged = wrk(server.url, [os.path.join(work, "forged.txt"), ""], connections, duration)
         # Each gets a decision (tokenState forged) without touching the ztoken table.
         forged["database"] = settled_ztoken_lookups(server) - lookups_before
@@ -301,10 +365,12 @@ def main():
         failures = {name: measured["non2xx"] + measured["errors"] for name, measured, *_ in results if isinstance(measured, dict)}
         print("\nmemory: %.1f MiB idle, %.1f MiB peak; ready %.3f s after start" % (idle_rss / 1024, peak_rss / 1024, server.ready_seconds))
         problems = ["%s: %d answers not 2xx" % (name, count) for name, count in failures.items() if count]
-        if queried["requests"] > len(tokens):
-            problems.append("risk query: %d requests for %d ztokens (some were replays)" % (queried["requests"], len(tokens)))
-        if lookups_before < queried["requests"]:
-            problems.append("only %d of %d risk queries looked up their ztoken (the others were refused early)" % (lookups_before, queried["requests"]))
+        if queried["requests"] > half or at_half["requests"] > len(tokens) - half:
+            problems.append("risk query: %d and %d requests for %d ztokens (some were replays)" % (queried["requests"], at_half["requests"], len(tokens)))
+        if lookups_peak < queried["requests"] or lookups_queried < queried["requests"] + at_half["requests"]:
+            problems.append("only %d of %d risk queries looked up their ztoken (the others were refused early)"
+                            % (lookups_queried, queried["requests"] + at_half["requests"]))
+
         if forged["database"]:
             problems.append("forged ztokens touched the ztoken table %d times" % forged["database"])
         if problems:

@@ -40,6 +40,7 @@ public protocol AttestationStore: Sendable {
     /// Replaces the attester's settings if it still reads as `from` (else `.conflict`).
     func updateAttester(from: Attester, to updated: StoredAttester, audit: AuditEntry) async throws(StoreError)
     func attester(appID: AppID, attestID: AttestID) async throws(StoreError) -> StoredAttester?
+    /// May come from the instance's copy, like `appWithSecrets(withKey:)`.
     func attesters(appID: AppID) async throws(StoreError) -> [StoredAttester]
 
     /// Every signing key whose retirement is later than `publishedAfter` (or that is not retired).

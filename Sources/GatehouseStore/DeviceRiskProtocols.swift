@@ -50,6 +50,21 @@ public struct RiskContext: Sendable {
     public let listEntries: [RiskListEntry]
     public let appRules: RiskRules?
     public let eventRules: RiskRules?
+
+    init(consumption: Consumption?, device: Device?, velocity: Velocity?, policy: RiskPolicy, eventID: EventID) {
+        self.consumption = consumption
+        self.device = device
+        self.velocity = velocity
+        self.listEntries = policy.listEntries
+        self.appRules = policy.rules[0]
+        self.eventRules = policy.rules[eventID.rawValue]
+    }
+}
+
+/// An app's risk rules by scope (0 for the app, else the event id) and its list entries.
+struct RiskPolicy: Sendable {
+    let rules: [Int: RiskRules]
+    let listEntries: [RiskListEntry]
 }
 
 /// Filters for the admin's decision listing; nil means any.
@@ -108,8 +123,10 @@ public protocol DeviceRiskStore: Sendable {
     ) async throws(StoreError)
         -> (eventRegistered: Bool, deviceStarted: Bool)
     func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError)
-    /// Consumes the token (if any), reads what the judge needs, and stores the judge's decision, in one
-    /// transaction: concurrent queries with one token see exactly one `.consumed`.
+    /// Consumes the token, reads what the judge needs, and stores the judge's decision, in one
+    /// transaction: concurrent queries with one token see exactly one `.consumed`. Without a token to
+    /// consume the decision is the only write and goes in a group commit. Either way it has committed
+    /// when this returns. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
     func recordRiskDecision(
         _ keys: RiskQueryKeys,
         judge: @Sendable (RiskContext) throws -> RiskDecisionRecord

@@ -56,6 +56,10 @@ extension SQLStore: AppStore {
 
     /// The app and its secrets in one round trip: every authenticated SDK and backend call needs both.
     public func appWithSecrets(withKey appKey: AppKey) async throws(StoreError) -> (app: App, secrets: [SealedSecret])? {
+        try await cachedApps.value(for: appKey) { () async throws(StoreError) in try await self.readAppWithSecrets(withKey: appKey) }
+    }
+
+    private func readAppWithSecrets(withKey appKey: AppKey) async throws(StoreError) -> (app: App, secrets: [SealedSecret])? {
         let rows = try await database.query(
             """
             SELECT apps.*, app_secrets.kind AS secret_kind, app_secrets.version AS secret_version,

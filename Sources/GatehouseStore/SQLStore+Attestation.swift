@@ -44,7 +44,10 @@ extension SQLStore: AttestationStore {
     }
 
     public func attesters(appID: AppID) async throws(StoreError) -> [StoredAttester] {
-        try await database.query("SELECT * FROM attesters WHERE app_id = $1 ORDER BY attest_id", [.uuid(appID.rawValue)]).map(Self.attester)
+        try await cachedAttesters.value(for: appID) { () async throws(StoreError) in
+            try await self.database.query("SELECT * FROM attesters WHERE app_id = $1 ORDER BY attest_id", [.uuid(appID.rawValue)])
+                .map(Self.attester)
+        } ?? []
     }
 
     public func signingKeys(publishedAfter: Date) async throws(StoreError) -> [StoredSigningKey] {

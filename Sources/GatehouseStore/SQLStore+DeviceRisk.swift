@@ -67,27 +67,28 @@ extension SQLStore: DeviceRiskStore {
         _ keys: RiskQueryKeys,
         judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision {
-        if keys.tokenID != nil { ztokenLookupCounter.wrappingIncrement(ordering: .relaxed) }
+        let policy = try await riskPolicy(appID: keys.appID)
+        guard let tokenID = keys.tokenID else {
+            // Nothing to consume and no device to read (a forged, expired or mismatched token): the
+            // decision row is the only write, so it joins a group commit instead of a transaction.
+            let context = RiskContext(consumption: nil, device: nil, velocity: nil, policy: policy, eventID: keys.eventID)
+            let record = try judge(context)
+            try await Self.batched { try await self.decisionWrites.submit(record) }
+            return RecordedRiskDecision(record: record, context: context)
+        }
+        ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)
         do {
             return try await database.transaction { transaction in
-                let consumption = try await Self.consume(keys, in: transaction)
+                let consumption = try await Self.consume(tokenID, keys, in: transaction)
                 var device: Device?
                 var velocity: Velocity?
                 if let deviceID = keys.deviceID {
                     device = try await Self.device(appID: keys.appID, id: deviceID, in: transaction)
                     velocity = try await Self.velocity(keys, deviceID: deviceID, in: transaction)
                 }
-                let rules = try await Self.riskRules(appID: keys.appID, in: transaction)
-                let context = RiskContext(
-                    consumption: consumption,
-                    device: device,
-                    velocity: velocity,
-                    listEntries: try await Self.listEntries(appID: keys.appID, in: transaction),
-                    appRules: rules[0],
-                    eventRules: rules[keys.eventID.rawValue]
-                )
+                let context = RiskContext(consumption: consumption, device: device, velocity: velocity, policy: policy, eventID: keys.eventID)
                 let record = try judge(context)
-                try await Self.insertDecision(record, in: transaction)
+                try await Self.insertDecisions([record], in: transaction)
                 return RecordedRiskDecision(record: record, context: context)
             }
         } catch let error as StoreError {
@@ -95,9 +96,24 @@ extension SQLStore: DeviceRiskStore {
         }
     }
 
+    /// The app's rules and lists, which every risk query applies and operators change now and then.
+    func riskPolicy(appID: AppID) async throws(StoreError) -> RiskPolicy {
+        try await cachedRiskPolicies.value(for: appID) { () async throws(StoreError) in
+            RiskPolicy(
+                rules: try await Self.riskRules(appID: appID, in: self.database),
+                listEntries: try await Self.listEntries(appID: appID, in: self.database)
+            )
+        } ?? RiskPolicy(rules: [:], listEntries: [])
+    }
+
     /// The atomic step: the first UPDATE wins; later ones find the row already consumed.
-    static func consume(_ keys: RiskQueryKeys, in transaction: any SQLDatabase) async throws(StoreError) -> RiskContext.Consumption? {
-        guard let tokenID = keys.tokenID else { return nil }
+    static func consume(
+        _ tokenID: String,
+        _ keys: RiskQueryKeys,
+        in transaction: any SQLDatabase
+    ) async throws(StoreError)
+        -> RiskContext.Consumption
+    {
         let consumed = try await transaction.query(
             """
             UPDATE ztokens SET consumed_at = $1 WHERE app_id = $2 AND token_id = $3 AND consumed_at IS NULL
@@ -140,20 +156,25 @@ extension SQLStore: DeviceRiskStore {
         )
     }
 
-    static func insertDecision(_ record: RiskDecisionRecord, in transaction: any SQLDatabase) async throws(StoreError) {
-        guard let tags = try? JSONEncoder().encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
-        try await transaction.query(
-            """
-            INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
-                                        client_address, user_agent, page_url, score, decision, tags)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-            """,
-            [
+    static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(records.count * 14)
+        for record in records {
+            guard let tags = try? JSONEncoder().encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
+            binds += [
                 .uuid(record.appID.rawValue), .uuid(record.id), .date(record.decidedAt), .int(Int64(record.eventID.rawValue)),
                 .text(record.accountID.rawValue), .optional(record.deviceID?.rawValue), .optional(record.tokenID),
                 .text(record.tokenState.rawValue), .optional(record.clientAddress), .optional(record.userAgent), .optional(record.pageURL),
                 .int(Int64(record.verdict.score)), .text(record.verdict.decision.rawValue), .text(String(decoding: tags, as: UTF8.self)),
             ]
+        }
+        try await database.query(
+            """
+            INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
+                                        client_address, user_agent, page_url, score, decision, tags)
+            VALUES
+            """ + " " + valuesList(rows: records.count, width: 14),
+            binds
         )
     }
 

@@ -11,6 +11,10 @@ public final class SQLStore: Sendable {
     /// Issued ztokens and SDK nonces, the two rows every SDK request writes, go in group commits.
     let ztokenWrites: GroupCommit<IssuedZToken, Void>
     let nonceWrites: GroupCommit<NonceUse, Bool>
+    let decisionWrites: GroupCommit<RiskDecisionRecord, Void>
+    let cachedApps = ReadThroughCache<AppKey, (app: App, secrets: [SealedSecret])>(lifetime: SQLStore.cacheLifetime)
+    let cachedAttesters = ReadThroughCache<AppID, [StoredAttester]>(lifetime: SQLStore.cacheLifetime)
+    let cachedRiskPolicies = ReadThroughCache<AppID, RiskPolicy>(lifetime: SQLStore.cacheLifetime)
 
     init(database: any SQLDatabase) {
         self.database = database
@@ -21,7 +25,14 @@ public final class SQLStore: Sendable {
         nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { uses in
             try await Self.insertNonces(uses, in: database)
         }
+        decisionWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { records in
+            try await Self.insertDecisions(records, in: database)
+            return records.map { _ in () }
+        }
     }
+
+    /// How long another instance's change can go unseen here (see `ReadThroughCache`).
+    public static let cacheLifetime = Duration.seconds(2)
 
     /// Statements of one kind in flight at once; the pool (20 by default) keeps the rest for reads.
     static let batchWriters = 4
@@ -48,6 +59,8 @@ public final class SQLStore: Sendable {
     )
         async throws(StoreError)
     {
+        // Emptied whatever the outcome: a commit whose answer was lost still changed the rows.
+        defer { forgetCachedRows() }
         do {
             try await database.transaction { transaction in
                 try await body(transaction)
@@ -58,6 +71,12 @@ public final class SQLStore: Sendable {
         } catch {
             throw .unavailable(String(describing: type(of: error)))
         }
+    }
+
+    func forgetCachedRows() {
+        cachedApps.empty()
+        cachedAttesters.empty()
+        cachedRiskPolicies.empty()
     }
 
     private static let snapshotEncoder: JSONEncoder = {

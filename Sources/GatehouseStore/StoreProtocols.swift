@@ -12,7 +12,9 @@ public protocol AppStore: Sendable {
     /// Changes the status only if it still is `from`; `.conflict` if another change came first.
     func changeStatus(of app: App, from: AppStatus, to updated: App, audit: AuditEntry) async throws(StoreError)
     func secrets(of appID: AppID) async throws(StoreError) -> [SealedSecret]
-    /// The app with its secrets, as `app(withKey:)` then `secrets(of:)` would give them.
+    /// The app with its secrets, as `app(withKey:)` then `secrets(of:)` would give them. Every request
+    /// asks this, so it may come from the instance's copy: a change made through another instance is
+    /// seen within `SQLStore.cacheLifetime`.
     func appWithSecrets(withKey appKey: AppKey) async throws(StoreError) -> (app: App, secrets: [SealedSecret])?
     /// Stores a new secret version and the new end of life of older versions. `.conflict` if a
     /// concurrent rotation took this version number first.

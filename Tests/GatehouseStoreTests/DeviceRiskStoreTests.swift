@@ -192,6 +192,35 @@ import Testing
         }
     }
 
+    /// Decisions without a token to consume go in group commits: every concurrent caller's row is
+    /// stored, once, before it returns; a list entry added meanwhile applies to the next query at once.
+    @Test(arguments: TestStoreKind.available)
+    func concurrentDecisionsWithoutATokenAreAllStored(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            let records = try await withThrowingTaskGroup(of: RiskDecisionRecord.self) { group in
+                for number in 0..<200 {
+                    let queryKeys = try keys(app, nil, account: "u\(number)")
+                    group.addTask { try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(records.map(\.id)).count == 200)
+            for record in records.prefix(20) { #expect(try await store.decision(appID: app.id, id: record.id) == record) }
+            let page = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 500)
+            #expect(page.count == 200)
+
+            let queryKeys = try keys(app, nil, account: "u7")
+            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.context.listEntries.isEmpty)
+            let entry = RiskListEntry(id: UUID(), appID: app.id, kind: .deny, subject: .account, value: "u7", note: nil, createdAt: now)
+            try await store.addListEntry(
+                entry,
+                audit: origin.entry(at: now, action: "list.add", targetType: "list", targetID: "x", appID: app.id, before: nil, after: nil)
+            )
+            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.context.listEntries == [entry])
+        }
+    }
+
     @Test(arguments: TestStoreKind.available)
     func velocityCountsIssuedTokens(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in

@@ -1,0 +1,65 @@
+import Foundation
+import GatehouseCore
+import GatehouseTestSupport
+import Testing
+
+@testable import GatehouseStore
+
+/// The instance's copies of apps and attesters: a change through this instance shows at once, one
+/// through another instance once the copy has aged out, and a read racing a change keeps nothing.
+@Suite struct ReadThroughCacheTests {
+    let box = try! SecretBox(masterKey: Array(repeating: 9, count: 32))
+    let origin = ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
+    let now = Date(millisecondsSince1970: 1_800_000_000_000)
+
+    @Test(arguments: TestStoreKind.available)
+    func changesShowAtOnceHereAndWithinTheLifetimeElsewhere(kind: TestStoreKind) async throws {
+        var generator = SystemRandomNumberGenerator()
+        let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
+        let secrets = issueInitialSecrets(for: app, at: now, box: box, using: &generator).values.map(\.stored)
+        let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
+        try await withMigratedStore(kind) { (here, database) async throws in
+            try await StoreService.withStore(database.location, logger: TestDatabase.logger) { elsewhere in
+                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey) == nil, "an app not there yet is not remembered as missing")
+                try await here.createApp(app, secrets: secrets, audit: audit)
+                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey)?.app.status == .active)
+                #expect(try await here.appWithSecrets(withKey: app.appKey)?.secrets.count == secrets.count)
+
+                var disabled = app
+                disabled.status = .disabled
+                try await here.changeStatus(of: app, from: .active, to: disabled, audit: audit)
+                #expect(try await here.appWithSecrets(withKey: app.appKey)?.app.status == .disabled)
+                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey)?.app.status == .active, "still its copy")
+                try await Task.sleep(for: SQLStore.cacheLifetime + .milliseconds(200))
+                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey)?.app.status == .disabled)
+            }
+        }
+    }
+
+    @Test func aLoadThatRacedAChangeIsNotKept() async throws {
+        let cache = ReadThroughCache<String, Int>(lifetime: .seconds(60))
+        let (started, starting) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let racing = Task {
+            try await cache.value(for: "app") { () async throws(StoreError) in
+                starting.yield()
+                for await _ in release { break }
+                return 1
+            }
+        }
+        for await _ in started { break }
+        cache.empty()
+        releasing.yield()
+        #expect(try await racing.value == 1)
+        #expect(try await cache.value(for: "app") { () async throws(StoreError) in 2 } == 2, "read again, not the raced copy")
+        #expect(try await cache.value(for: "app") { () async throws(StoreError) in 3 } == 2, "the fresh copy is kept")
+    }
+
+    @Test func copiesAgeOut() async throws {
+        let cache = ReadThroughCache<String, Int>(lifetime: .milliseconds(50))
+        #expect(try await cache.value(for: "app") { () async throws(StoreError) in 1 } == 1)
+        #expect(try await cache.value(for: "app") { () async throws(StoreError) in 2 } == 1)
+        try await Task.sleep(for: .milliseconds(80))
+        #expect(try await cache.value(for: "app") { () async throws(StoreError) in 3 } == 3)
+    }
+}
