@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .library(name: "GatehouseHummingbird", targets: ["GatehouseHummingbird"]),
+        // For the micro-benchmarks in bench/micro, a package of their own.
+        .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
     ],
     dependencies: [
         // The app SDK, the generated API types and the SDK request signature: their own package.
