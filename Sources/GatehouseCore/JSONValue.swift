@@ -1,37 +1,21 @@
-import Foundation
-
 /// Any JSON value, for inputs that must be read strictly: exact key sets, exact types, nothing coerced.
-/// Used where a signature covers a re-serialisation of what the client sent (ALTCHA payloads).
-public enum JSONValue: Equatable, Sendable, Decodable {
+/// Used where a signature covers what the client sent (JWS headers, ALTCHA payloads) and for policy
+/// documents.
+public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
+    /// A number written without a fraction or exponent that fits 64 bits.
     case integer(Int64)
     case number(Double)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
+    /// RFC 8259 JSON, read strictly (`JSONReader`): nil for anything else, for a key that appears twice
+    /// in one object, and for nesting deeper than `JSONReader.maximumDepth`.
     public static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        var reader = JSONReader(bytes)
+        return reader.document()
     }
 
     public var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }

@@ -39,6 +39,7 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
     let configuration: Configuration
     let jwks: JWKSCache
     let countUse: (@Sendable (AttestationClaims) async throws -> Bool)?
+    let verifiedTokens = VerifiedTokens()
 
     public init(_ configuration: Configuration, jwks: JWKSCache, countUse: (@Sendable (AttestationClaims) async throws -> Bool)? = nil) {
         self.configuration = configuration
@@ -63,7 +64,8 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
             boundValue: bound,
             requireBinding: configuration.bindHeader != nil,
             keys: keys,
-            at: Date()
+            at: Date(),
+            verified: verifiedTokens
         )
         switch verified {
         case .failure(let reason):

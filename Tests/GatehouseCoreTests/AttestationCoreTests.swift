@@ -106,6 +106,79 @@ import Testing
         _ = keys
     }
 
+    /// The gate remembers ES256 tokens it verified; a remembered token still meets every check that
+    /// depends on the request, and only under the key it verified with.
+    @Test func verifiedTokensAreRememberedUnderTheirKeyOnly() throws {
+        var generator = SystemRandomNumberGenerator()
+        let signing = SigningKey.generate(at: now)
+        let appKey = try AppKey(validating: "abcde")
+        let attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "login-pow"), createdAt: now, updatedAt: now)
+        let issued = AttestationToken.issue(
+            issuer: "gatehouse",
+            appKey: appKey,
+            device: DeviceID(bytes: Array(0..<16)),
+            attester: attester,
+            address: nil,
+            binding: AttestationToken.binding(of: "Bearer a"),
+            at: now,
+            signer: signing.signer,
+            using: &generator
+        )
+        let cache = VerifiedTokens()
+        func verify(_ token: String, keys: AttestationVerificationKeys, bound: String = "Bearer a", at: Date? = nil) -> AttestationTokenFailure? {
+            let result = AttestationToken.verify(
+                token,
+                appKey: appKey,
+                attestID: attester.attestID,
+                boundValue: bound,
+                requireBinding: true,
+                keys: keys,
+                at: at ?? now,
+                verified: cache
+            )
+            if case .failure(let reason) = result { return reason }
+            return nil
+        }
+        let digest = VerifiedTokens.digest(of: issued.token, key: signing.privateKey.publicKey)
+        #expect(cache.claims(for: digest) == nil)
+        #expect(verify(issued.token, keys: keysFor(signing)) == nil)
+        #expect(cache.claims(for: digest) == issued.claims)
+        #expect(verify(issued.token, keys: keysFor(signing)) == nil)
+        // Remembered, and still checked against the request and the clock.
+        #expect(verify(issued.token, keys: keysFor(signing), bound: "Bearer b") == .bindingMismatch)
+        #expect(verify(issued.token, keys: keysFor(signing), at: now.addingTimeInterval(3600)) == .expired)
+        // A key no longer trusted is not looked up; another key under the same kid does not reuse the entry.
+        #expect(verify(issued.token, keys: AttestationVerificationKeys(published: [:])) == .unknownKey)
+        let other = SigningKey.generate(at: now)
+        #expect(verify(issued.token, keys: AttestationVerificationKeys(published: [signing.kid: other.privateKey.publicKey])) == .badSignature)
+        // A bad signature is never remembered.
+        let parts = issued.token.split(separator: ".")
+        let forged = parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(repeating: 1, count: 64))
+        #expect(verify(String(forged), keys: keysFor(signing)) == .badSignature)
+        #expect(verify(String(forged), keys: keysFor(signing)) == .badSignature)
+        #expect(cache.claims(for: VerifiedTokens.digest(of: String(forged), key: signing.privateKey.publicKey)) == nil)
+    }
+
+    @Test func verifiedTokensStayWithinTheirCapacity() {
+        let cache = VerifiedTokens(capacity: 4)
+        func claims(expiring exp: Int) -> AttestationClaims {
+            AttestationClaims(iss: "g", aud: "abcde", sub: "d", did: "d", iat: 0, exp: exp, jti: UUID().uuidString, attestId: "a")
+        }
+        let digests = (0..<6).map { SHA256.hash(data: Array("token \($0)".utf8)) }
+        let expiry = Int(now.timeIntervalSince1970)
+        for (offset, digest) in digests.prefix(4).enumerated() {
+            cache.remember(claims(expiring: offset < 2 ? expiry - 1 : expiry + 60), for: digest, at: now)
+        }
+        // Full: the two expired entries go, the live ones stay.
+        cache.remember(claims(expiring: expiry + 60), for: digests[4], at: now)
+        #expect(cache.claims(for: digests[0]) == nil && cache.claims(for: digests[1]) == nil)
+        #expect(cache.claims(for: digests[2]) != nil && cache.claims(for: digests[4]) != nil)
+        // Full of live entries: it starts over.
+        cache.remember(claims(expiring: expiry + 60), for: digests[0], at: now)
+        cache.remember(claims(expiring: expiry + 60), for: digests[5], at: now)
+        #expect(cache.claims(for: digests[2]) == nil && cache.claims(for: digests[5]) != nil)
+    }
+
     func keysFor(_ key: SigningKey) -> AttestationVerificationKeys {
         AttestationVerificationKeys(published: [key.kid: key.privateKey.publicKey])
     }

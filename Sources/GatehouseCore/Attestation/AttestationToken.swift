@@ -94,6 +94,8 @@ public enum AttestationToken {
 
     /// Checks a token for `appKey` and, when given, `attestID` and a bound value: algorithm, key,
     /// signature, expiry, audience, attester, binding. Use limits are the store's job.
+    /// - Parameter verified: ES256 tokens already verified by this instance; their signature is not
+    ///   checked again under the same key.
     public static func verify(
         _ token: String?,
         appKey: AppKey,
@@ -101,7 +103,8 @@ public enum AttestationToken {
         boundValue: String?,
         requireBinding: Bool,
         keys: AttestationVerificationKeys,
-        at now: Date
+        at now: Date,
+        verified: VerifiedTokens? = nil
     ) -> Result<AttestationClaims, AttestationTokenFailure> {
         guard let token, !token.isEmpty else { return .failure(.missing) }
         let jws: CompactJWS
@@ -110,15 +113,25 @@ public enum AttestationToken {
         case .failure(.unsupportedAlgorithm): return .failure(.unsupportedAlgorithm)
         case .failure: return .failure(.malformed)
         }
-        guard let claims = try? JSONDecoder().decode(AttestationClaims.self, from: Data(jws.payload)) else { return .failure(.malformed) }
+        let claims: AttestationClaims
         switch jws.algorithm {
         case .es256:
             guard let kid = jws.keyID, let key = keys.published[kid] else { return .failure(.unknownKey) }
-            guard jws.isSigned(by: key) else { return .failure(.badSignature) }
+            let digest = VerifiedTokens.digest(of: token, key: key)
+            if let remembered = verified?.claims(for: digest) {
+                claims = remembered
+            } else {
+                guard let decoded = decodeClaims(jws) else { return .failure(.malformed) }
+                guard jws.isSigned(by: key) else { return .failure(.badSignature) }
+                claims = decoded
+                verified?.remember(claims, for: digest, at: now)
+            }
         case .hs256:
-            guard claims.aud == appKey.rawValue else { return .failure(.wrongApp) }
-            guard let key = keys.sharedSecrets[claims.attestId] else { return .failure(.unknownKey) }
+            guard let decoded = decodeClaims(jws) else { return .failure(.malformed) }
+            guard decoded.aud == appKey.rawValue else { return .failure(.wrongApp) }
+            guard let key = keys.sharedSecrets[decoded.attestId] else { return .failure(.unknownKey) }
             guard jws.isSigned(by: key) else { return .failure(.badSignature) }
+            claims = decoded
         }
         guard claims.aud == appKey.rawValue else { return .failure(.wrongApp) }
         guard now.timeIntervalSince1970 < TimeInterval(claims.exp) else { return .failure(.expired) }
@@ -130,5 +143,9 @@ public enum AttestationToken {
             }
         }
         return .success(claims)
+    }
+
+    private static func decodeClaims(_ jws: CompactJWS) -> AttestationClaims? {
+        try? JSONDecoder().decode(AttestationClaims.self, from: Data(jws.payload))
     }
 }

@@ -58,10 +58,15 @@ public struct CompactJWS: Sendable {
     private let signature: [UInt8]
 
     public static func parse(_ text: String) -> Result<CompactJWS, JWSFailure> {
-        guard text.utf8.count <= maximumLength else { return .failure(.malformed) }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])), let payload = Base64URL.decode(String(parts[1])),
-            let signature = Base64URL.decode(String(parts[2])), let header = JSONValue.parse(headerBytes)?.object,
+        // Over the UTF-8 bytes: splitting the String itself walks grapheme clusters, which was most
+        // of a gate verification's parse (docs/PERFORMANCE.md).
+        let utf8 = text.utf8
+        guard utf8.count <= maximumLength, let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")),
+            let secondDot = utf8[utf8.index(after: firstDot)...].firstIndex(of: UInt8(ascii: ".")),
+            let headerBytes = Base64URL.decode(bytes: utf8[..<firstDot]),
+            let payload = Base64URL.decode(bytes: utf8[utf8.index(after: firstDot)..<secondDot]),
+            let signature = Base64URL.decode(bytes: utf8[utf8.index(after: secondDot)...]),
+            let header = JSONValue.parse(headerBytes)?.object,
             case .string(let alg)? = header["alg"]
         else { return .failure(.malformed) }
         guard let algorithm = JWSAlgorithm(rawValue: alg), header["crit"] == nil else { return .failure(.unsupportedAlgorithm) }
@@ -76,7 +81,7 @@ public struct CompactJWS: Sendable {
                 keyID: keyID,
                 type: header["typ"]?.string,
                 payload: payload,
-                signingInput: Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8),
+                signingInput: Array(utf8[..<secondDot]),
                 signature: signature
             )
         )

@@ -13,6 +13,8 @@ public struct AttestationOperations: Sendable {
     let clock: any GatehouseClock
     let issuer: String
     let signatures: SignatureOperations
+    /// Shared by every copy of these operations, so by every request this instance serves.
+    let verifiedTokens = VerifiedTokens()
 
     public init(
         store: any GatehouseStore,
@@ -361,7 +363,8 @@ public struct AttestationOperations: Sendable {
             boundValue: boundValue,
             requireBinding: requireBinding,
             keys: trusted,
-            at: now
+            at: now,
+            verified: verifiedTokens
         )
         switch verified {
         case .failure(let reason): return .inactive(reason)
