@@ -163,14 +163,28 @@ def write_lines(path, lines):
         handle.write("\n".join(lines) + "\n")
 
 
+PACED_DELAY = """
+local seeded = false
+function delay()
+   if not seeded then
+      math.randomseed(os.time() * 1000 + id)
+      seeded = true
+   end
+   return math.floor(-%d * math.log(1 - math.random()))
+end
+"""
+
+
 def wrk(url, script_args, connections, duration, pause_ms=0):
     # Script arguments: the request file, the capture file ("" for none), the thread count. With a
-    # pause, each connection waits that long before each request (wrk's delay()).
+    # pause, each connection waits that long on average before each request (wrk's delay()).
     script = LUA
     if pause_ms:
         script = os.path.join(os.path.dirname(script_args[0]), "paced.lua")
         with open(LUA) as plain, open(script, "w") as paced:
-            paced.write(plain.read() + "\nfunction delay()\n   return %d\nend\n" % pause_ms)
+            # Exponential pauses of that mean: each connection's requests arrive independently
+            # (a Poisson stream), as independent users' do, not in step with the other connections.
+            paced.write(plain.read() + PACED_DELAY % pause_ms)
     command = ["wrk", "-t", "2", "-c", str(connections), "-d", "%ds" % duration, "--timeout", "10s", "-s", script, url] + script_args + ["2"]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads([text for text in output.splitlines() if text.startswith("{")][-1])

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import GatehouseSigning
 
 /// Solves Gatehouse's proof-of-work challenges, which are ALTCHA's: classic (find the number whose
 /// SHA-256 with the salt is the challenge) and v2 (find the counter whose PBKDF2 key starts with the
@@ -13,7 +14,7 @@ enum ProofOfWork {
         if format == "altcha-v2" {
             guard let parameters = challenge["parameters"] as? [String: Any], let nonce = parameters["nonce"] as? String,
                 let salt = parameters["salt"] as? String, let cost = parameters["cost"] as? Int, let prefix = parameters["keyPrefix"] as? String,
-                let nonceBytes = hexBytes(nonce), let saltBytes = hexBytes(salt)
+                let nonceBytes = Hex.decode(nonce), let saltBytes = Hex.decode(salt)
             else { throw Failure.malformed }
             var counter: UInt32 = 0
             while true {
@@ -26,7 +27,7 @@ enum ProofOfWork {
                     outputByteCount: 32,
                     unsafeUncheckedRounds: cost
                 )
-                let derived = key.withUnsafeBytes { hex($0) }
+                let derived = key.withUnsafeBytes { Hex.encode($0) }
                 if derived.hasPrefix(prefix) {
                     json = ["challenge": challenge, "solution": ["counter": Int(counter), "derivedKey": derived]]
                     break
@@ -38,22 +39,11 @@ enum ProofOfWork {
             guard let salt = challenge["salt"] as? String, let target = challenge["challenge"] as? String,
                 let maxNumber = challenge["maxnumber"] as? Int, let signature = challenge["signature"] as? String
             else { throw Failure.malformed }
-            guard let number = (0...maxNumber).first(where: { hex(SHA256.hash(data: Array((salt + String($0)).utf8))) == target }) else {
+            guard let number = (0...maxNumber).first(where: { Hex.encode(SHA256.hash(data: Array((salt + String($0)).utf8))) == target }) else {
                 throw Failure.unsolvable
             }
             json = ["algorithm": "SHA-256", "challenge": target, "number": number, "salt": salt, "signature": signature]
         }
         return try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]).base64EncodedString()
-    }
-
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
-
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        let bytes = stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16) }
-        return bytes.count == digits.count / 2 ? bytes : nil
     }
 }

@@ -47,7 +47,7 @@ public enum RequestSigning {
 
     /// The MAC a wtoken carries, from the hash of the signed data.
     public static func mac(method: String, deviceID: String, timestamp: Int64, nonce: String, dataHash: [UInt8], deviceKey: [UInt8]) -> [UInt8] {
-        let hex = dataHash.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.encode(dataHash)
         let canonical = [context, method.uppercased(), deviceID, String(timestamp), nonce, hex].joined(separator: "\n")
         return Array(HMAC<SHA256>.authenticationCode(for: Array(canonical.utf8), using: SymmetricKey(data: deviceKey)))
     }

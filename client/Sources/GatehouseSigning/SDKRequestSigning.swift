@@ -20,7 +20,7 @@ public enum SDKRequestSigning {
 
     /// The signed text: method, request path, timestamp, nonce and the body's SHA-256 (hex), one per line.
     public static func canonical(method: String, path: String, timestamp: Int, nonce: String, body: some Sequence<UInt8>) -> String {
-        let bodyHash = SHA256.hash(data: Array(body)).map { String(format: "%02x", $0) }.joined()
+        let bodyHash = Hex.encode(SHA256.hash(data: Array(body)))
         return [method.uppercased(), path, String(timestamp), nonce, bodyHash].joined(separator: "\n")
     }
 
