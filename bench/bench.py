@@ -255,9 +255,12 @@ def main():
             headers["X-Forwarded-For"] = address(device)
             return line("POST", "/v1/sdk/ztoken", headers, body)
         results = []
+        # The resident high-water mark after each step, to say which step reached the peak.
+        peaks = []
 
         def record(name, measured, floor_name, floor, unit="req/s"):
             results.append((name, measured, floor_name, floor, unit))
+            peaks.append((name, rss_kib(server.process.pid)[1]))
             print("%-44s %10.1f %-6s %s" % (name, measured["rate"] if isinstance(measured, dict) else measured, unit,
                                             "" if floor is None else "(%.2fx %s)" % ((measured["rate"] if isinstance(measured, dict) else measured) / floor, floor_name)),
                   flush=True)
@@ -345,6 +348,11 @@ def main():
         record("risk query (POST /v1/risk/query)", queried, "pgbench risk statements", risk_tps)
         record("risk query paced to at most half that rate", at_half, None, None)
 
+        # The floor again, next to the steps measured against it: a neighbour's load that comes and goes
+        # over the run would otherwise skew their ratios to a floor measured minutes earlier.
+        plain_again = wrk(server.url, [os.path.join(work, "live.txt"), ""], connections, duration)
+        record("plain-text floor again, before steps 5 and 6", plain_again, None, None)
+
         # 5. Forged ztokens: refused before the database.
         forged_lines = []
         for number in range(2000):
@@ -357,7 +365,7 @@ def main():
         forged = wrk(server.url, [os.path.join(work, "forged.txt"), ""], connections, duration)
         # Each gets a decision (tokenState forged) without touching the ztoken table.
         forged["database"] = settled_ztoken_lookups(server) - lookups_before
-        record("forged-token risk query", forged, "plain-text floor", plain["rate"])
+        record("forged-token risk query", forged, "plain-text floor", plain_again["rate"])
 
         # 6. The gate with a valid attestation token (an attester whose tokens open unlimited requests).
         status, created = server.admin("POST", "/v1/admin/apps/%s/attesters" % app.key, {
@@ -373,11 +381,13 @@ def main():
                         token["tokenHeader"]: token["token"]}
         write_lines(os.path.join(work, "gate.txt"), [line("GET", "/v1/gate/verify", gate_headers)])
         gated = wrk(server.url, [os.path.join(work, "gate.txt"), ""], connections, duration)
-        record("gate verify with a valid token", gated, "plain-text floor", plain["rate"])
+        record("gate verify with a valid token", gated, "plain-text floor", plain_again["rate"])
 
         _, peak_rss = rss_kib(server.process.pid)
+        peak_step = next((name for name, high in peaks if high >= peak_rss), "setup")
         failures = {name: measured["non2xx"] + measured["errors"] for name, measured, *_ in results if isinstance(measured, dict)}
-        print("\nmemory: %.1f MiB idle, %.1f MiB peak; ready %.3f s after start" % (idle_rss / 1024, peak_rss / 1024, server.ready_seconds))
+        print("\nmemory: %.1f MiB idle, %.1f MiB peak (reached by: %s); ready %.3f s after start"
+              % (idle_rss / 1024, peak_rss / 1024, peak_step, server.ready_seconds))
         problems = ["%s: %d answers not 2xx" % (name, count) for name, count in failures.items() if count]
         if queried["requests"] > half or at_half["requests"] > len(tokens) - half:
             problems.append("risk query: %d and %d requests for %d ztokens (some were replays)" % (queried["requests"], at_half["requests"], len(tokens)))
@@ -390,7 +400,7 @@ def main():
         if problems:
             raise SystemExit("the run is not valid: " + "; ".join(problems))
         if not arguments.smoke:
-            write_report(arguments, results, idle_rss, peak_rss, server.ready_seconds, connections, duration)
+            write_report(arguments, results, idle_rss, peak_rss, peak_step, server.ready_seconds, connections, duration)
         print("\nbench: done")
     finally:
         if server:
@@ -406,7 +416,7 @@ def version(command):
         return "?"
 
 
-def write_report(arguments, results, idle_rss, peak_rss, ready, connections, duration):
+def write_report(arguments, results, idle_rss, peak_rss, peak_step, ready, connections, duration):
     rows = []
     for name, measured, floor_name, floor, unit in results:
         rate = measured["rate"] if isinstance(measured, dict) else measured
@@ -432,12 +442,12 @@ pgbench: {connections} clients, prepared statements, the same {duration} s.
 | --- | --- | --- | --- |
 {rows}
 
-Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak. Ready {ready:.3f} s after start (schema in place).
+Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak (reached by the end of: {peak_step}). Ready {ready:.3f} s after start (schema in place).
 """.format(command=arguments.command, date=datetime.date.today().isoformat(), cores=os.cpu_count(), cpu=cpu,
            memory=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30), system=platform.platform(),
            swift=version(["swift", "--version"]), postgres=version(["postgres", "--version"]) if shutil.which("postgres") else version([os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip(), "postgres"), "--version"]),
            wrk=version(["wrk", "--version"]), connections=connections, duration=duration, rows="\n".join(rows),
-           idle=idle_rss / 1024, peak=peak_rss / 1024, ready=ready)
+           idle=idle_rss / 1024, peak=peak_rss / 1024, peak_step=peak_step, ready=ready)
     marker = "<!-- bench/run writes everything above this line -->"
     rest = ""
     if os.path.exists(arguments.output):

@@ -1,9 +1,13 @@
 /// Lower-case hexadecimal, as ALTCHA and body hashes write bytes.
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    @usableFromInline
+    static let digits = Array("0123456789abcdef".utf8)
 
+    /// Inlinable so that it is specialized for the caller's sequence (a digest, an array).
+    @inlinable
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             text.append(digits[Int(byte >> 4)])
             text.append(digits[Int(byte & 0x0F)])
