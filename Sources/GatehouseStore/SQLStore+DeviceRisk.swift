@@ -159,8 +159,9 @@ extension SQLStore: DeviceRiskStore {
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
         var binds: [SQLValue] = []
         binds.reserveCapacity(records.count * 14)
+        let encoder = JSONEncoder()
         for record in records {
-            guard let tags = try? JSONEncoder().encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
+            guard let tags = try? encoder.encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
             binds += [
                 .uuid(record.appID.rawValue), .uuid(record.id), .date(record.decidedAt), .int(Int64(record.eventID.rawValue)),
                 .text(record.accountID.rawValue), .optional(record.deviceID?.rawValue), .optional(record.tokenID),

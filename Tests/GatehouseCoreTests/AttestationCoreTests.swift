@@ -53,109 +53,95 @@ import Testing
         #expect(throws: DomainError.self) { try Altcha.verify(payload: withoutDelimiter, key: key, binding: binding, at: now) }
     }
 
-    @Test func jwsRefusesAlgNoneAndUnknownKeysAndChecksBinding() throws {
+    let appKey = try! AppKey(validating: "abcde")
+    let loginAttester = Attester(
+        appID: AppID(UUID()),
+        attestID: try! AttestID(validating: "login-pow"),
+        bindHeader: "Authorization",
+        createdAt: Date(timeIntervalSince1970: 1_800_000_000),
+        updatedAt: Date(timeIntervalSince1970: 1_800_000_000)
+    )
+
+    /// A token of `loginAttester` bound to `Bearer a`, signed with `signing`.
+    func issueBound(signing: SigningKey) -> (token: String, claims: AttestationClaims) {
         var generator = SystemRandomNumberGenerator()
-        let signing = SigningKey.generate(at: now)
-        let appKey = try AppKey(validating: "abcde")
-        let attester = Attester(
-            appID: AppID(UUID()),
-            attestID: try AttestID(validating: "login-pow"),
-            bindHeader: "Authorization",
-            createdAt: now,
-            updatedAt: now
-        )
-        let issued = AttestationToken.issue(
+        return AttestationToken.issue(
             issuer: "gatehouse",
             appKey: appKey,
             device: DeviceID(bytes: Array(0..<16)),
-            attester: attester,
+            attester: loginAttester,
             address: nil,
             binding: AttestationToken.binding(of: "Bearer a"),
             at: now,
             signer: signing.signer,
             using: &generator
         )
-        let keys = AttestationVerificationKeys(published: [signing.kid: signing.privateKey.publicKey])
-        func verify(
-            _ token: String,
-            bound: String? = "Bearer a",
-            keys: AttestationVerificationKeys? = nil,
-            at: Date? = nil
-        ) -> AttestationTokenFailure? {
-            if case .failure(let reason) = AttestationToken.verify(
-                token,
-                appKey: appKey,
-                attestID: attester.attestID,
-                boundValue: bound,
-                requireBinding: true,
-                keys: keys ?? self.keysFor(signing),
-                at: at ?? now
-            ) {
-                return reason
-            }
-            return nil
-        }
-        #expect(verify(issued.token) == nil)
-        #expect(verify(issued.token, bound: "Bearer b") == .bindingMismatch)
-        #expect(verify(issued.token, at: now.addingTimeInterval(300)) == .expired)
-        #expect(verify(issued.token, keys: AttestationVerificationKeys(published: [:])) == .unknownKey)
+    }
+
+    /// Why `token` does not open `loginAttester`'s routes for a request bound to `bound`, or nil if it does.
+    func refusal(
+        _ token: some StringProtocol,
+        keys: AttestationVerificationKeys,
+        bound: String = "Bearer a",
+        at: Date? = nil,
+        verified: VerifiedTokens? = nil
+    ) -> AttestationTokenFailure? {
+        let result = AttestationToken.verify(
+            String(token),
+            appKey: appKey,
+            attestID: loginAttester.attestID,
+            boundValue: bound,
+            requireBinding: true,
+            keys: keys,
+            at: at ?? now,
+            verified: verified
+        )
+        if case .failure(let reason) = result { return reason }
+        return nil
+    }
+
+    @Test func jwsRefusesAlgNoneAndUnknownKeysAndChecksBinding() throws {
+        let signing = SigningKey.generate(at: now)
+        let keys = keysFor(signing)
+        let issued = issueBound(signing: signing)
+        #expect(refusal(issued.token, keys: keys) == nil)
+        #expect(refusal(issued.token, keys: keys, bound: "Bearer b") == .bindingMismatch)
+        #expect(refusal(issued.token, keys: keys, at: now.addingTimeInterval(300)) == .expired)
+        #expect(refusal(issued.token, keys: AttestationVerificationKeys(published: [:])) == .unknownKey)
         let parts = issued.token.split(separator: ".")
         let none = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + parts[1] + "."
-        #expect(verify(none) == .unsupportedAlgorithm)
-        #expect(verify(parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(repeating: 0, count: 64))) == .badSignature)
-        _ = keys
+        #expect(refusal(none, keys: keys) == .unsupportedAlgorithm)
+        #expect(refusal(parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(repeating: 0, count: 64)), keys: keys) == .badSignature)
+    }
+
+    func keysFor(_ key: SigningKey) -> AttestationVerificationKeys {
+        AttestationVerificationKeys(published: [key.kid: key.privateKey.publicKey])
     }
 
     /// The gate remembers ES256 tokens it verified; a remembered token still meets every check that
     /// depends on the request, and only under the key it verified with.
     @Test func verifiedTokensAreRememberedUnderTheirKeyOnly() throws {
-        var generator = SystemRandomNumberGenerator()
         let signing = SigningKey.generate(at: now)
-        let appKey = try AppKey(validating: "abcde")
-        let attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "login-pow"), createdAt: now, updatedAt: now)
-        let issued = AttestationToken.issue(
-            issuer: "gatehouse",
-            appKey: appKey,
-            device: DeviceID(bytes: Array(0..<16)),
-            attester: attester,
-            address: nil,
-            binding: AttestationToken.binding(of: "Bearer a"),
-            at: now,
-            signer: signing.signer,
-            using: &generator
-        )
+        let keys = keysFor(signing)
+        let issued = issueBound(signing: signing)
         let cache = VerifiedTokens()
-        func verify(_ token: String, keys: AttestationVerificationKeys, bound: String = "Bearer a", at: Date? = nil) -> AttestationTokenFailure? {
-            let result = AttestationToken.verify(
-                token,
-                appKey: appKey,
-                attestID: attester.attestID,
-                boundValue: bound,
-                requireBinding: true,
-                keys: keys,
-                at: at ?? now,
-                verified: cache
-            )
-            if case .failure(let reason) = result { return reason }
-            return nil
-        }
         let digest = VerifiedTokens.digest(of: issued.token, key: signing.privateKey.publicKey)
         #expect(cache.claims(for: digest) == nil)
-        #expect(verify(issued.token, keys: keysFor(signing)) == nil)
+        #expect(refusal(issued.token, keys: keys, verified: cache) == nil)
         #expect(cache.claims(for: digest) == issued.claims)
-        #expect(verify(issued.token, keys: keysFor(signing)) == nil)
+        #expect(refusal(issued.token, keys: keys, verified: cache) == nil)
         // Remembered, and still checked against the request and the clock.
-        #expect(verify(issued.token, keys: keysFor(signing), bound: "Bearer b") == .bindingMismatch)
-        #expect(verify(issued.token, keys: keysFor(signing), at: now.addingTimeInterval(3600)) == .expired)
+        #expect(refusal(issued.token, keys: keys, bound: "Bearer b", verified: cache) == .bindingMismatch)
+        #expect(refusal(issued.token, keys: keys, at: now.addingTimeInterval(3600), verified: cache) == .expired)
         // A key no longer trusted is not looked up; another key under the same kid does not reuse the entry.
-        #expect(verify(issued.token, keys: AttestationVerificationKeys(published: [:])) == .unknownKey)
-        let other = SigningKey.generate(at: now)
-        #expect(verify(issued.token, keys: AttestationVerificationKeys(published: [signing.kid: other.privateKey.publicKey])) == .badSignature)
+        #expect(refusal(issued.token, keys: AttestationVerificationKeys(published: [:]), verified: cache) == .unknownKey)
+        let other = AttestationVerificationKeys(published: [signing.kid: SigningKey.generate(at: now).privateKey.publicKey])
+        #expect(refusal(issued.token, keys: other, verified: cache) == .badSignature)
         // A bad signature is never remembered.
         let parts = issued.token.split(separator: ".")
         let forged = parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(repeating: 1, count: 64))
-        #expect(verify(String(forged), keys: keysFor(signing)) == .badSignature)
-        #expect(verify(String(forged), keys: keysFor(signing)) == .badSignature)
+        #expect(refusal(forged, keys: keys, verified: cache) == .badSignature)
+        #expect(refusal(forged, keys: keys, verified: cache) == .badSignature)
         #expect(cache.claims(for: VerifiedTokens.digest(of: String(forged), key: signing.privateKey.publicKey)) == nil)
     }
 
@@ -177,10 +163,6 @@ import Testing
         cache.remember(claims(expiring: expiry + 60), for: digests[0], at: now)
         cache.remember(claims(expiring: expiry + 60), for: digests[5], at: now)
         #expect(cache.claims(for: digests[2]) == nil && cache.claims(for: digests[5]) != nil)
-    }
-
-    func keysFor(_ key: SigningKey) -> AttestationVerificationKeys {
-        AttestationVerificationKeys(published: [key.kid: key.privateKey.publicKey])
     }
 
     @Test func theGateMatchesNormalisedPathsByLongestPrefix() throws {
