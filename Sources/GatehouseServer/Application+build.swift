@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseStore
+import HTTPTypes
 import Hummingbird
 import Logging
 import Prometheus
@@ -22,10 +23,6 @@ public func buildApplication(
             metadata: ["path": .string(generatedKeyPath)]
         )
     }
-    if configuration.databaseURL == nil {
-        // SQLite mode with a master key from the environment: the data folder may not exist yet.
-        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-    }
     logger.info("opening store", metadata: ["location": .string(configuration.storeLocation.description)])
     let storeService = try await StoreService.open(
         configuration.storeLocation,
@@ -36,15 +33,18 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
+    guard GatewayCredential.isAcceptableHeader(configuration.gateCredentialHeader),
+        let gateCredentialHeader = HTTPField.Name(configuration.gateCredentialHeader)
+    else { throw ConfigurationError("the gate's credential header '\(configuration.gateCredentialHeader)' cannot be used") }
     let router = Router(context: GatehouseRequestContext.self)
     var routes = RouteRegistrar()
     HealthController(store: store, registry: registry).register(on: &routes)
     AdminAppsController(operations: operations, clock: clock).register(on: &routes)
-    BackendController(operations: operations).register(on: &routes)
+    BackendController().register(on: &routes)
     let risk = RiskOperations(store: store, box: box, clock: clock)
-    let sdk = SDKController(operations: SDKOperations(store: store, box: box, clock: clock))
-    sdk.register(on: &routes)
-    RiskController(apps: operations, risk: risk).register(on: &routes)
+    let sdkOperations = SDKOperations(store: store, box: box, clock: clock)
+    SDKController(operations: sdkOperations).register(on: &routes)
+    RiskController(risk: risk).register(on: &routes)
     AdminRiskController(risk: risk).register(on: &routes)
     let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
     let signatures = SignatureOperations(store: store, box: box, clock: clock)
@@ -57,22 +57,28 @@ public func buildApplication(
         issuer: configuration.issuer,
         signatures: signatures
     )
-    AttestationController(sdk: sdk, apps: operations, attestation: attestation).register(on: &routes)
+    AttestationController(attestation: attestation).register(on: &routes)
     AdminAttestationController(attestation: attestation).register(on: &routes)
     let captchaLimits = CaptchaRateLimits(
         challengesPerMinute: configuration.captchaChallengesPerMinute,
         answersPerMinute: configuration.captchaAnswersPerMinute
     )
-    CaptchaController(captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits)).register(on: &routes)
-    SignatureController(apps: operations, signatures: signatures).register(on: &routes)
-    AdminStorageController(roles: StorageRoleOperations(store: store, apps: operations, box: box, clock: clock)).register(on: &routes)
+    CaptchaController(
+        captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits),
+        embedOrigins: configuration.captchaEmbedOrigins
+    ).register(on: &routes)
+    SignatureController(signatures: signatures).register(on: &routes)
+    let upstream = STSClient(allowInternalEndpoints: configuration.stsPrivateEndpoints)
+    AdminStorageController(
+        roles: StorageRoleOperations(store: store, apps: operations, box: box, clock: clock, allowInternalEndpoints: upstream.allowInternalEndpoints)
+    ).register(on: &routes)
     let storage = StorageOperations(
         store: store,
         apps: operations,
         attestation: attestation,
         box: box,
         clock: clock,
-        sts: STSClient(),
+        sts: upstream,
         onUpstreamCall: { provider in
             registry.makeCounter(name: "gatehouse_sts_upstream_calls_total", labels: [("provider", provider.rawValue)]).increment()
         }
@@ -85,12 +91,19 @@ public func buildApplication(
         MetricsMiddleware(registry: registry)
         AccessLogMiddleware()
         ProblemMiddleware(routes: routes.table)
-        AdminAuthMiddleware(tokens: store, clock: clock)
     }
-    routes.install(on: router)
+    routes.install(
+        on: router,
+        guards: [
+            .operators: AdminAuthMiddleware(tokens: store, clock: clock),
+            .backend: BackendAuthMiddleware(apps: operations, header: .authorization),
+            .gateway: BackendAuthMiddleware(apps: operations, header: gateCredentialHeader),
+            .sdk: SDKAuthMiddleware(operations: sdkOperations),
+        ]
+    )
 
     var app = Application(
-        router: router,
+        responder: CanonicalPathResponder(routes: router.buildResponder()),
         configuration: .init(address: .hostname(configuration.hostname, port: configuration.port), serverName: "gatehouse"),
         services: [storeService],
         logger: logger

@@ -68,6 +68,13 @@ public struct StoreService: Service {
     {
         switch location {
         case .sqlite(let path):
+            // Every command may be the first to run in a new data folder, not only `serve`.
+            let folder = (path as NSString).deletingLastPathComponent
+            do {
+                if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            } catch {
+                throw .unavailable("cannot create the data folder \(folder): \(error.localizedDescription)")
+            }
             let database = try await SQLiteDatabase.open(path: path, logger: logger)
             return StoreService(store: SQLStore(database: database), client: nil, sqlite: database)
         case .postgres(let url):

@@ -12,7 +12,13 @@ func withRoleOperations<T: Sendable>(
         let box = try configuration.loadSecretBox().box
         try await prepareStore(store, box: box, migrate: false, logger: .init(label: "gatehouse"))
         let clock = SystemClock()
-        let operations = StorageRoleOperations(store: store, apps: AppOperations(store: store, box: box, clock: clock), box: box, clock: clock)
+        let operations = StorageRoleOperations(
+            store: store,
+            apps: AppOperations(store: store, box: box, clock: clock),
+            box: box,
+            clock: clock,
+            allowInternalEndpoints: configuration.stsPrivateEndpoints
+        )
         return try await body(operations, origin)
     }
 }

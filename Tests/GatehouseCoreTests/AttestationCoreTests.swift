@@ -27,18 +27,27 @@ import Testing
 
     @Test func aClassicSolutionVerifiesOnceBoundToItsDeviceAndBeforeItsExpiry() throws {
         let (challenge, number) = solvedV1()
-        let solved = try Altcha.verify(payload: payload(challenge, number: number), key: key, binding: binding, at: now)
+        let solved = try Altcha.claim(payload: payload(challenge, number: number), key: key, binding: binding, at: now).checkWork()
         #expect(solved.replayKey.hasPrefix("v1:"))
         #expect(throws: DomainError.self) {
-            try Altcha.verify(payload: payload(challenge, number: number), key: key, binding: binding, at: now.addingTimeInterval(61))
+            try Altcha.claim(payload: payload(challenge, number: number), key: key, binding: binding, at: now.addingTimeInterval(61)).checkWork()
         }
         let other = PowBinding(attestID: "login-pow", deviceID: DeviceID(bytes: Array(repeating: 1, count: 16)).rawValue)
         #expect(throws: DomainError(.challengeMismatch, "This challenge was issued for another attester or device.", field: "payload")) {
-            try Altcha.verify(payload: payload(challenge, number: number), key: key, binding: other, at: now)
+            try Altcha.claim(payload: payload(challenge, number: number), key: key, binding: other, at: now).checkWork()
         }
         #expect(throws: DomainError.self) {
-            try Altcha.verify(payload: payload(challenge, number: number + 1), key: key, binding: binding, at: now)
+            try Altcha.claim(payload: payload(challenge, number: number + 1), key: key, binding: binding, at: now).checkWork()
         }
+    }
+
+    /// The cheap checks come first: a wrong number still makes a claim (whose replay key the caller
+    /// spends), and only `checkWork` finds it wrong.
+    @Test func aWrongSolutionIsFoundOnlyByTheWorkCheckAfterTheClaim() throws {
+        let (challenge, number) = solvedV1()
+        let claim = try Altcha.claim(payload: payload(challenge, number: number + 1), key: key, binding: binding, at: now)
+        #expect(claim.replayKey.hasPrefix("v1:"))
+        #expect(throws: DomainError(.wrongSolution, "The number does not solve this challenge.", field: "payload")) { try claim.checkWork() }
     }
 
     /// CVE-2025-68113: moving digits from the number into the salt keeps SHA-256(salt || number) and
@@ -48,9 +57,9 @@ import Testing
         while number < 10 { (challenge, number) = solvedV1(maxNumber: 100_000) }
         let digits = String(number)
         let spliced = payload(challenge, number: Int(digits.dropFirst())!, salt: challenge.salt + String(digits.first!))
-        #expect(throws: DomainError.self) { try Altcha.verify(payload: spliced, key: key, binding: binding, at: now) }
+        #expect(throws: DomainError.self) { try Altcha.claim(payload: spliced, key: key, binding: binding, at: now).checkWork() }
         let withoutDelimiter = payload(challenge, number: number, salt: String(challenge.salt.dropLast()))
-        #expect(throws: DomainError.self) { try Altcha.verify(payload: withoutDelimiter, key: key, binding: binding, at: now) }
+        #expect(throws: DomainError.self) { try Altcha.claim(payload: withoutDelimiter, key: key, binding: binding, at: now).checkWork() }
     }
 
     let appKey = try! AppKey(validating: "abcde")

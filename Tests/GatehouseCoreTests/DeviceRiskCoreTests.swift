@@ -99,6 +99,16 @@ import Testing
         #expect(start.device.environment == [.jailbreak, .proxy])
     }
 
+    @Test func identifiersAreKeptOnlyAsKeyedDigestsAndTheIDFANever() throws {
+        let app = try app()
+        let started = try DeviceStart.decide(report: report(.fullCollection), app: app, address: nil, at: now, keys: keys)
+        #expect(started.device.unique?.idfa == nil)
+        let idfv = try #require(started.device.unique?.idfv)
+        #expect(idfv.hasPrefix("hmac:") && idfv.count == 37 && !idfv.contains("IDFV"))
+        let again = try DeviceStart.decide(report: report(.fullCollection, clientID: "other"), app: app, address: nil, at: now, keys: keys)
+        #expect(again.device.unique?.idfv == idfv)
+    }
+
     @Test func theIDFVKeepsTheIdentityAcrossClientIDsWhenAllowed() throws {
         let app = try app()
         let first = try DeviceStart.decide(report: report(.fullCollection, clientID: "a"), app: app, address: nil, at: now, keys: keys)

@@ -56,6 +56,13 @@ import Testing
         #expect(throws: DomainError.self) { try StoragePolicy.validateTemplate(String(repeating: " ", count: 2049)) }
     }
 
+    /// STS's form body is encoded as botocore's (`+` for a space), which moto requires of a session
+    /// policy with spaces; signatures keep RFC 3986's `%20`.
+    @Test func formBodiesEncodeSpacesAsPlus() {
+        #expect(URIEncoding.formEncode(#"{"Effect": "Allow"} a*b~"#) == "%7B%22Effect%22%3A+%22Allow%22%7D+a%2Ab~")
+        #expect(URIEncoding.encode("a b") == "a%20b")
+    }
+
     @Test func globsFollowIAM() {
         #expect(Glob.matches("*", "") && Glob.matches("a*c", "abbbc") && Glob.matches("a?c", "abc") && !Glob.matches("a?c", "ac"))
         #expect(Glob.matches("users/alice/*", "users/alice/") && !Glob.matches("users/alice/*", "users/alice"))

@@ -44,6 +44,8 @@ struct BuiltServer: Sendable {
             var environment = [
                 "GATEHOUSE_MASTER_KEY": Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString(),
                 "GATEHOUSE_LOG_LEVEL": "warning",
+                // moto listens on loopback over plain http.
+                "GATEHOUSE_STS_PRIVATE_ENDPOINTS": "true",
             ]
             switch database.location {
             case .postgres(let url): environment["GATEHOUSE_DATABASE_URL"] = url

@@ -68,7 +68,8 @@ func testConfiguration(_ database: TestDatabase) -> GatehouseConfiguration {
         migrateAtStart: true,
         logLevel: .warning,
         trustedProxies: [CIDR("127.0.0.0/8")!],
-        maxBodyBytes: 4096
+        maxBodyBytes: 4096,
+        stsPrivateEndpoints: true
     )
     if case .postgres(let url) = database.location { configuration.databaseURL = url }
     return configuration

@@ -159,6 +159,11 @@ import Testing
                 #expect(await sts.callCount == 4)
                 await sts.set(.garbage)
                 #expect(try await refused() == (.badGateway, "UpstreamGarbled"))
+                // A redirect is never followed: one call, and the answer is no credentials.
+                await sts.set(.redirect)
+                let callsBeforeRedirect = await sts.callCount
+                #expect(try await refused() == (.badGateway, "UpstreamGarbled"))
+                #expect(await sts.callCount == callsBeforeRedirect + 1)
                 await sts.set(.shortLived)
                 #expect(try await refused() == (.badGateway, "UpstreamGarbled"))
                 // A wrong long-term key is the provider's SignatureDoesNotMatch, reported as a refusal.

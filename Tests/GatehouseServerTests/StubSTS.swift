@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseCore
 import GatehouseTestSupport
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -10,7 +11,7 @@ import NIOCore
 /// session policy sent), and answers as told (credentials, 5xx, a refusal, garbage).
 /// The real peer is moto in tests/interop/sts_interop.py; this one can fail on purpose and count.
 actor StubSTS {
-    enum Mode: Sendable { case credentials, unavailable, refuse, garbage, shortLived }
+    enum Mode: Sendable { case credentials, unavailable, refuse, garbage, shortLived, redirect }
 
     let accessKeyID: String
     let secret: String
@@ -32,7 +33,9 @@ actor StubSTS {
     func answer(headers: [String: String], body: String) -> (Int, String) {
         var form: [String: String] = [:]
         for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
             form[parts[0]] = parts.count == 2 ? parts[1] : ""
         }
         calls.append(form)
@@ -44,6 +47,7 @@ actor StubSTS {
         case .refuse:
             return (403, "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>denied</Message></Error></ErrorResponse>")
         case .garbage: return (200, "<html>hello</html>")
+        case .redirect: return (307, "")
         case .credentials, .shortLived:
             issued += 1
             let seconds = mode == .shortLived ? 120 : Double(form["DurationSeconds"] ?? "3600") ?? 3600
@@ -94,7 +98,9 @@ actor StubSTS {
             headers["host"] = request.head.authority
             let text = String(buffer: try await request.body.collect(upTo: 1 << 20))
             let (status, answer) = await self.answer(headers: headers, body: text)
-            return Response(status: .init(code: status), body: .init(byteBuffer: ByteBuffer(string: answer)))
+            // A redirect points back here: following it would be a second call.
+            let answerHeaders: HTTPFields = status == 307 ? [.location: "/"] : [:]
+            return Response(status: .init(code: status), headers: answerHeaders, body: .init(byteBuffer: ByteBuffer(string: answer)))
         }
         try await withLoopbackServer(router) { url in try await body(url.absoluteString) }
     }

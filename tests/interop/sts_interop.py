@@ -41,12 +41,13 @@ from attestation_interop import Gatehouse, redeem, solve  # noqa: E402
 from interop_common import call, check, finish  # noqa: E402
 
 BUCKET = "photos"
+# Written with spaces, as people write policies: the form body must carry them as botocore does
+# (`+`), which moto requires.
 AWS_TEMPLATE = json.dumps(
     {
         "Version": "2012-10-17",
         "Statement": [{"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"], "Resource": "arn:aws:s3:::photos/users/${accountId}/*"}],
     },
-    separators=(",", ":"),
 )
 OSS_TEMPLATE = json.dumps(
     {

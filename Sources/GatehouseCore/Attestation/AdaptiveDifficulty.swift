@@ -49,15 +49,21 @@ public enum AdaptiveDifficulty {
         return 0
     }
 
-    /// The attester's difficulty scaled by 4^level: the classic format's number range, or v2's
-    /// PBKDF2 iterations, each capped at its format's maximum.
+    /// The attester's difficulty scaled by 4^level: the classic format's number range, or v2's work.
+    /// v2's PBKDF2 cost is what the server also pays once per verification, so it never passes its
+    /// ceiling: work past it goes into the key prefix instead (each hex digit is 16 times the client's
+    /// attempts and nothing to the server). Attesters stored before the ceiling are held to it too.
     public static func difficulty(for attester: Attester, activity: RecentDeviceActivity) -> (difficulty: PowDifficulty, level: Int) {
-        guard attester.adaptive else { return (attester.pow, 0) }
-        let level = level(activity)
+        let level = attester.adaptive ? level(activity) : 0
         let factor = 1 << (2 * level)
         var scaled = attester.pow
         scaled.maxNumber = min(scaled.maxNumber * factor, PowDifficulty.maxNumberRange.upperBound * 10)
-        scaled.cost = min(scaled.cost * factor, PowDifficulty.costRange.upperBound)
+        var cost = scaled.cost * factor
+        while cost > PowDifficulty.costRange.upperBound && scaled.keyPrefix.utf8.count < PowDifficulty.keyPrefixLength.upperBound {
+            cost = (cost + 15) / 16
+            scaled.keyPrefix += "0"
+        }
+        scaled.cost = min(cost, PowDifficulty.costRange.upperBound)
         return (scaled, level)
     }
 }

@@ -61,6 +61,44 @@ public struct SolvedPow: Equatable, Sendable {
     public let expiresAt: Date
 }
 
+/// A payload whose cheap checks held (shape, the challenge's signature, its binding, its expiry) and
+/// whose work is not checked yet. The caller spends `replayKey` first and only then calls
+/// `checkWork()`: a challenge is tried at most once whatever the outcome, so a payload with no work
+/// done costs one HMAC and one insert, never a PBKDF2 run per attempt, and no one can make the server
+/// search a classic challenge's number for them.
+public struct PowClaim: Sendable {
+    enum Work: Sendable {
+        case sha256(input: [UInt8], expectedHex: String)
+        case pbkdf2(password: [UInt8], salt: [UInt8], cost: Int, keyPrefix: String, derivedKeyHex: String)
+    }
+
+    public let replayKey: String
+    public let expiresAt: Date
+    let work: Work
+
+    public func checkWork() throws(DomainError) -> SolvedPow {
+        switch work {
+        case .sha256(let input, let expectedHex):
+            guard Hex.encode(SHA256.hash(data: input)) == expectedHex else {
+                throw DomainError(.wrongSolution, "The number does not solve this challenge.", field: "payload")
+            }
+        case .pbkdf2(let password, let salt, let cost, let keyPrefix, let derivedKeyHex):
+            let derived = try? KDF.Insecure.PBKDF2.deriveKey(
+                from: password,
+                salt: salt,
+                using: .sha256,
+                outputByteCount: 32,
+                unsafeUncheckedRounds: cost
+            )
+            let recomputed = derived.map { $0.withUnsafeBytes { Hex.encode($0) } } ?? ""
+            guard constantTimeEquals(Array(recomputed.utf8), Array(derivedKeyHex.utf8)), recomputed.hasPrefix(keyPrefix) else {
+                throw DomainError(.wrongSolution, "The counter does not solve this challenge.", field: "payload")
+            }
+        }
+        return SolvedPow(replayKey: replayKey, expiresAt: expiresAt)
+    }
+}
+
 /// ALTCHA's formats, created and verified strictly. The reference is the `altcha` package on PyPI
 /// (2.3.0, `altcha.v1` and `altcha.v2`); tests check against it.
 public enum Altcha {
@@ -96,25 +134,25 @@ public enum Altcha {
         }
     }
 
-    /// Verifies a widget's payload (base64 of its JSON) in either format, for `binding`, at `now`.
-    /// The caller still has to make the solution single-use with `SolvedPow.replayKey`.
-    public static func verify(payload: String, key: SymmetricKey, binding: PowBinding, at now: Date) throws(DomainError) -> SolvedPow {
+    /// Reads a widget's payload (base64 of its JSON) in either format, for `binding`, at `now`, and
+    /// makes the cheap checks; `PowClaim` says what the caller does next.
+    public static func claim(payload: String, key: SymmetricKey, binding: PowBinding, at now: Date) throws(DomainError) -> PowClaim {
         guard payload.utf8.count <= maximumPayloadLength, let bytes = Data(base64Encoded: payload).map(Array.init),
             let members = JSONValue.parse(bytes)?.object
         else { throw malformed("payload is the base64 of the ALTCHA widget's JSON, at most 4096 characters.") }
         if members["solution"] != nil {
-            return try verifyV2(members, key: key, binding: binding, at: now)
+            return try claimV2(members, key: key, binding: binding, at: now)
         }
-        return try verifyV1(members, key: key, binding: binding, at: now)
+        return try claimV1(members, key: key, binding: binding, at: now)
     }
 
-    private static func verifyV1(
+    private static func claimV1(
         _ object: [String: JSONValue],
         key: SymmetricKey,
         binding: PowBinding,
         at now: Date
     ) throws(DomainError)
-        -> SolvedPow
+        -> PowClaim
     {
         guard
             let members = JSONValue.object(object).members(required: ["algorithm", "challenge", "number", "salt", "signature"], optional: ["took"]),
@@ -128,22 +166,23 @@ public enum Altcha {
         guard constantTimeEquals(Array(hmacHex(challenge, key).utf8), Array(signature.utf8)) else {
             throw DomainError(.challengeTampered, "The challenge's signature does not match.", field: "payload")
         }
-        guard Hex.encode(SHA256.hash(data: Array((salt + String(number)).utf8))) == challenge else {
-            throw DomainError(.wrongSolution, "The number does not solve this challenge.", field: "payload")
-        }
         try check(binding: parsed.binding, expected: binding)
         let expiresAt = Date(timeIntervalSince1970: TimeInterval(parsed.expires))
         guard now < expiresAt else { throw DomainError(.challengeExpired, "The challenge expired; fetch a new one.", field: "payload") }
-        return SolvedPow(replayKey: "v1:" + parsed.nonce, expiresAt: expiresAt)
+        return PowClaim(
+            replayKey: "v1:" + parsed.nonce,
+            expiresAt: expiresAt,
+            work: .sha256(input: Array((salt + String(number)).utf8), expectedHex: challenge)
+        )
     }
 
-    private static func verifyV2(
+    private static func claimV2(
         _ object: [String: JSONValue],
         key: SymmetricKey,
         binding: PowBinding,
         at now: Date
     ) throws(DomainError)
-        -> SolvedPow
+        -> PowClaim
     {
         let parameterKeys: Set<String> = ["algorithm", "cost", "data", "expiresAt", "keyLength", "keyPrefix", "nonce", "salt"]
         guard let members = JSONValue.object(object).members(required: ["challenge", "solution"]),
@@ -179,18 +218,11 @@ public enum Altcha {
         guard now < expiresAt else { throw DomainError(.challengeExpired, "The challenge expired; fetch a new one.", field: "payload") }
         var password = Hex.decode(nonce)!
         withUnsafeBytes(of: UInt32(counter).bigEndian) { password.append(contentsOf: $0) }
-        let derived = try? KDF.Insecure.PBKDF2.deriveKey(
-            from: password,
-            salt: Hex.decode(salt)!,
-            using: .sha256,
-            outputByteCount: 32,
-            unsafeUncheckedRounds: Int(cost)
+        return PowClaim(
+            replayKey: "v2:" + nonce,
+            expiresAt: expiresAt,
+            work: .pbkdf2(password: password, salt: Hex.decode(salt)!, cost: Int(cost), keyPrefix: keyPrefix, derivedKeyHex: derivedKey)
         )
-        let recomputed = derived.map { $0.withUnsafeBytes { Hex.encode($0) } } ?? ""
-        guard constantTimeEquals(Array(recomputed.utf8), Array(derivedKey.utf8)), recomputed.hasPrefix(keyPrefix) else {
-            throw DomainError(.wrongSolution, "The counter does not solve this challenge.", field: "payload")
-        }
-        return SolvedPow(replayKey: "v2:" + nonce, expiresAt: expiresAt)
     }
 
     /// The classic salt exactly as Gatehouse writes it: `<24 hex>?expires=<n>&attestId=<id>&deviceId=<id>&`.

@@ -19,7 +19,9 @@ public enum PowFormat: String, Sendable, Codable, CaseIterable {
 /// How hard an attester's proof-of-work is before any risk adjustment.
 public struct PowDifficulty: Equatable, Sendable {
     public static let maxNumberRange: ClosedRange<Int> = 1_000...100_000_000
-    public static let costRange: ClosedRange<Int> = 1...1_000_000
+    /// The server runs one PBKDF2 of `cost` iterations per verification (13 ms at 5,000 in a debug
+    /// build here, 516 ms at 1,000,000), so the cost has a ceiling; harder challenges lengthen the prefix.
+    public static let costRange: ClosedRange<Int> = 1...50_000
     public static let keyPrefixLength: ClosedRange<Int> = 1...8
 
     public var format: PowFormat
@@ -44,7 +46,11 @@ public struct PowDifficulty: Equatable, Sendable {
             throw DomainError(.invalidAttester, "pow.maxNumber is from 1000 to 100000000.", field: "pow.maxNumber")
         }
         guard Self.costRange.contains(cost) else {
-            throw DomainError(.invalidAttester, "pow.cost is from 1 to 1000000 PBKDF2 iterations.", field: "pow.cost")
+            throw DomainError(
+                .invalidAttester,
+                "pow.cost is from 1 to 50000 PBKDF2 iterations; for more work, lengthen pow.keyPrefix.",
+                field: "pow.cost"
+            )
         }
         guard Self.keyPrefixLength.contains(keyPrefix.utf8.count),
             keyPrefix.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
@@ -78,8 +84,13 @@ public struct ProtectedRoute: Equatable, Sendable, Codable {
         self.pathPrefix = pathPrefix
     }
 
+    /// HEAD is gated as GET (an upstream answers it with GET's handler), and the prefix is compared
+    /// without case, since some upstreams route `/API/` as `/api/`: gating more than asked is safe,
+    /// gating less is not.
     public func matches(method requestMethod: String, path: String) -> Bool {
-        (method == "*" || method == requestMethod.uppercased()) && path.hasPrefix(pathPrefix)
+        let requested = requestMethod.uppercased()
+        let methodMatches = method == "*" || method == requested || (method == "GET" && requested == "HEAD")
+        return methodMatches && path.utf8.count >= pathPrefix.utf8.count && path.lowercased().hasPrefix(pathPrefix.lowercased())
     }
 }
 

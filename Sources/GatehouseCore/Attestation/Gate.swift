@@ -27,11 +27,14 @@ public enum Gate {
 
     /// The path an origin server will act on, for prefix matching: query dropped, percent-escapes
     /// decoded, `//` merged, `.` and `..` resolved, as nginx's `$uri` is. Nil when it cannot be
-    /// read (bad escapes, control characters, climbing above the root), which the gate treats as gated.
+    /// read (bad escapes, control characters, climbing above the root) or when upstreams read it
+    /// differently: a `;` (path parameters, `..;`), a backslash, an escaped slash or backslash, or an
+    /// escape left after decoding once (double encoding). The gate refuses every such path.
     public static func normalizedPath(_ uri: String) -> String? {
         let rawPath = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard rawPath.hasPrefix("/"), rawPath.utf8.count <= 8192, let decoded = rawPath.removingPercentEncoding,
-            !decoded.hasControlCharacters
+            !decoded.hasControlCharacters, !decoded.contains(where: { $0 == ";" || $0 == "\\" || $0 == "%" }),
+            !rawPath.lowercased().contains("%2f")
         else { return nil }
         var segments: [Substring] = []
         for segment in decoded.split(separator: "/", omittingEmptySubsequences: true) {

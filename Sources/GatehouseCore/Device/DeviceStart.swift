@@ -33,11 +33,21 @@ public struct DeviceStart: Sendable {
             return value
         }
         let basic = allowed(report.basic, .basic)
-        let unique = allowed(report.unique, .unique)
-        let extra = allowed(report.extra, .extra)
+        let reportedUnique = allowed(report.unique, .unique)
+        let reportedExtra = allowed(report.extra, .extra)
+        // No rule reads these identifiers; an operator compares them between devices. So the IDFA
+        // (an advertising identifier Gatehouse has no use for) is never kept, and the IDFV and the
+        // Wi-Fi names keep only a keyed digest: equal values still look equal, the values do not leak.
+        func digest(_ kind: String, _ value: String?) -> String? {
+            value.map { "hmac:" + Hex.encode(ServerKeys.mac(keys.deviceIdentity, [app.id.description, kind, $0]).prefix(16)) }
+        }
+        let unique = reportedUnique.map { UniqueDeviceData(idfv: digest("idfv", $0.idfv?.lowercased()), idfa: nil) }
+        let extra = reportedExtra.map {
+            ExtraDeviceData(wifiSsid: digest("wifi-ssid", $0.wifiSsid), wifiBssid: digest("wifi-bssid", $0.wifiBssid?.lowercased()))
+        }
 
         let source: [String]
-        if let idfv = unique?.idfv, !idfv.isEmpty {
+        if let idfv = reportedUnique?.idfv, !idfv.isEmpty {
             source = [app.id.description, "idfv", idfv.lowercased()]
         } else {
             source = [app.id.description, "client", report.clientDeviceID]

@@ -55,7 +55,7 @@ public enum AssumeRole {
         ]
         if let policy = parameters.policy { form.append(("Policy", policy)) }
         if let externalID = role.externalID { form.append(("ExternalId", externalID)) }
-        let body = form.map { "\(URIEncoding.encode($0.0))=\(URIEncoding.encode($0.1))" }.joined(separator: "&")
+        let body = form.map { "\(URIEncoding.formEncode($0.0))=\(URIEncoding.formEncode($0.1))" }.joined(separator: "&")
         // StorageRole.validated() refuses a role whose stsEndpoint does not read.
         let endpoint = StorageEndpoint(url: role.stsEndpoint, addressing: .path)!
         let time = UTCTime(now)

@@ -19,6 +19,12 @@ public enum URIEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A form body's encoding (`application/x-www-form-urlencoded`) as botocore writes it: the same,
+    /// but a space is `+`. Form readers such as moto's decode `+` and may keep `%20` apart.
+    public static func formEncode(_ text: String) -> String {
+        encode(text).replacingOccurrences(of: "%20", with: "+")
+    }
+
     static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true

@@ -8,7 +8,7 @@ import Hummingbird
 /// the page's settings (read by the script from its query string) cannot inject markup. No
 /// third-party code: the script talks only to the Gatehouse it was loaded from.
 enum CaptchaPage {
-    static func response(_ body: String, contentType: String) -> Response {
+    static func response(_ body: String, contentType: String, policy: String) -> Response {
         Response(
             status: .ok,
             headers: [
@@ -34,17 +34,28 @@ enum CaptchaPage {
     }
 
     /// Scripts and requests only to this origin, the one inline style block by its hash, images only
-    /// from the data URLs the puzzle arrives in. Framing stays allowed: apps embed the page.
-    static let policy =
+    /// from the data URLs the puzzle arrives in. Only this origin and the configured ones may frame
+    /// the page (`GATEHOUSE_CAPTCHA_EMBED_ORIGINS`): a site that frames it could otherwise overlay it
+    /// and have its visitors solve puzzles for someone else.
+    static func policy(embedOrigins: [String]) -> String {
         "default-src 'none'; script-src 'self'; connect-src 'self'; img-src data:; "
-        + "style-src 'sha256-\(Data(SHA256.hash(data: Data(style.utf8))).base64EncodedString())'; base-uri 'none'; form-action 'none'"
+            + "style-src 'sha256-\(Data(SHA256.hash(data: Data(style.utf8))).base64EncodedString())'; base-uri 'none'; form-action 'none'; "
+            + "frame-ancestors " + (["'self'"] + embedOrigins).joined(separator: " ")
+    }
 
-    static let html = """
+    /// The page, naming the origins the script may hand its result to. They come from configuration,
+    /// never from the request, and are checked to be bare origins, so they cannot inject markup.
+    static func html(embedOrigins: [String]) -> String {
+        pageTemplate.replacingOccurrences(of: "EMBED_ORIGINS", with: embedOrigins.joined(separator: " "))
+    }
+
+    private static let pageTemplate = """
         <!doctype html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1, maximum-scale=1, user-scalable=no">
+        <meta name="gatehouse-embed-origins" content="EMBED_ORIGINS">
         <title>Gatehouse captcha</title>
         <style>\(style)</style>
         </head>

@@ -47,7 +47,11 @@ extension CaptchaPage {
           var challenge = null, drag = null, busy = false, finished = false;
 
           // The host app learns the result: a WKWebView's message handler, else postMessage to the
-          // parent frame, the opener, or this window; the last result also sits on <html>.
+          // parent frame, the opener, or this window; the last result also sits on <html>. A pass
+          // token goes only to this origin and the origins the operator allowed to embed the page
+          // (the page's gatehouse-embed-origins), never to whichever site framed or opened it.
+          var embedMeta = document.querySelector('meta[name="gatehouse-embed-origins"]');
+          var origins = [location.origin].concat(((embedMeta && embedMeta.content) || "").split(" ").filter(Boolean));
           function notify(message) {
             message.source = "gatehouse-captcha";
             if (challenge) message.traceId = challenge.traceId;
@@ -55,7 +59,9 @@ extension CaptchaPage {
             var handlers = window.webkit && window.webkit.messageHandlers;
             if (handlers && handlers.gatehouseCaptcha) { handlers.gatehouseCaptcha.postMessage(message); return; }
             var target = window.parent !== window ? window.parent : (window.opener || window);
-            target.postMessage(message, "*");
+            origins.forEach(function (origin) {
+              try { target.postMessage(message, origin); } catch (ignored) {}
+            });
           }
           function say(text, ok) {
             statusLine.textContent = text || "";

@@ -32,6 +32,15 @@ import Logging
 ///   address, and separately one device, may fetch per minute on one instance; more get 429.
 /// - `GATEHOUSE_CAPTCHA_ANSWERS_PER_MINUTE` (int, default `60`): captcha answers one client address
 ///   may send per minute on one instance.
+/// - `GATEHOUSE_GATE_CREDENTIAL_HEADER` (string, default `X-Gatehouse-Authorization`): the one header
+///   `/v1/gate/verify` reads the gateway's Basic credential from; `Authorization` when the proxy sets
+///   that instead. No other header is read, so a client's copy of another one never counts.
+/// - `GATEHOUSE_CAPTCHA_EMBED_ORIGINS` (string, default empty): comma-separated origins
+///   (`https://shop.example.com`) that may frame the captcha page or open it as a pop-up and receive
+///   its result by postMessage; this service's own origin always may.
+/// - `GATEHOUSE_STS_PRIVATE_ENDPOINTS` (bool, default `false`): let STS roles call plain `http` and
+///   loopback, private and link-local addresses (an internal MinIO, LocalStack or moto); otherwise a
+///   role's `stsEndpoint` is `https` to a public name or address. Read by `serve` and `role` commands.
 public struct GatehouseConfiguration: Sendable {
     public var hostname: String
     public var port: Int
@@ -48,6 +57,9 @@ public struct GatehouseConfiguration: Sendable {
     public var issuer: String
     public var captchaChallengesPerMinute: Int
     public var captchaAnswersPerMinute: Int
+    public var gateCredentialHeader: String
+    public var captchaEmbedOrigins: [String]
+    public var stsPrivateEndpoints: Bool
 
     public init(
         hostname: String = "127.0.0.1",
@@ -64,7 +76,10 @@ public struct GatehouseConfiguration: Sendable {
         purgeIntervalSeconds: Int = 600,
         issuer: String = "gatehouse",
         captchaChallengesPerMinute: Int = 30,
-        captchaAnswersPerMinute: Int = 60
+        captchaAnswersPerMinute: Int = 60,
+        gateCredentialHeader: String = "X-Gatehouse-Authorization",
+        captchaEmbedOrigins: [String] = [],
+        stsPrivateEndpoints: Bool = false
     ) {
         self.hostname = hostname
         self.port = port
@@ -81,6 +96,9 @@ public struct GatehouseConfiguration: Sendable {
         self.issuer = issuer
         self.captchaChallengesPerMinute = captchaChallengesPerMinute
         self.captchaAnswersPerMinute = captchaAnswersPerMinute
+        self.gateCredentialHeader = gateCredentialHeader
+        self.captchaEmbedOrigins = captchaEmbedOrigins
+        self.stsPrivateEndpoints = stsPrivateEndpoints
     }
 
     /// Reads the keys above from `reader` (scoped so that `database.url` is `GATEHOUSE_DATABASE_URL`).
@@ -99,6 +117,18 @@ public struct GatehouseConfiguration: Sendable {
         let port = gatehouse.int(forKey: "port", default: 8080)
         guard (0...65535).contains(port) else { throw ConfigurationError("GATEHOUSE_PORT \(port) is not a port") }
         let databaseURL = gatehouse.string(forKey: "database.url", isSecret: true)
+        let gateHeader = gatehouse.string(forKey: "gate.credential.header", default: "X-Gatehouse-Authorization")
+        guard GatewayCredential.isAcceptableHeader(gateHeader) else {
+            throw ConfigurationError("GATEHOUSE_GATE_CREDENTIAL_HEADER '\(gateHeader)' is not a header a proxy can set for the gate")
+        }
+        var embedOrigins: [String] = []
+        for text in gatehouse.string(forKey: "captcha.embed.origins", default: "").split(separator: ",") {
+            let origin = text.trimmingCharacters(in: .whitespaces)
+            guard WebOrigin.isOrigin(origin) else {
+                throw ConfigurationError("GATEHOUSE_CAPTCHA_EMBED_ORIGINS: '\(origin)' is not an origin such as https://shop.example.com")
+            }
+            embedOrigins.append(origin)
+        }
         self.init(
             hostname: gatehouse.string(forKey: "hostname", default: "127.0.0.1"),
             port: port,
@@ -114,7 +144,10 @@ public struct GatehouseConfiguration: Sendable {
             purgeIntervalSeconds: max(0, gatehouse.int(forKey: "purge.interval.seconds", default: 600)),
             issuer: gatehouse.string(forKey: "issuer", default: "gatehouse"),
             captchaChallengesPerMinute: max(1, gatehouse.int(forKey: "captcha.challenges.per.minute", default: 30)),
-            captchaAnswersPerMinute: max(1, gatehouse.int(forKey: "captcha.answers.per.minute", default: 60))
+            captchaAnswersPerMinute: max(1, gatehouse.int(forKey: "captcha.answers.per.minute", default: 60)),
+            gateCredentialHeader: gateHeader,
+            captchaEmbedOrigins: embedOrigins,
+            stsPrivateEndpoints: gatehouse.bool(forKey: "sts.private.endpoints", default: false)
         )
     }
 

@@ -9,7 +9,7 @@ struct AdminAppsController {
     let clock: any GatehouseClock
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v1/admin/apps") { request, context in
+        routes.on(.post, "/v1/admin/apps", for: .operators) { request, context in
             let body = try await JSONBody.decode(Components.Schemas.AppCreateRequest.self, from: request, context: context)
             let created = try await operations.create(
                 name: body.name,
@@ -23,14 +23,14 @@ struct AdminAppsController {
             )
             return try JSONBody.response(response, status: .created)
         }
-        routes.on(.get, "/v1/admin/apps") { request, _ in
+        routes.on(.get, "/v1/admin/apps", for: .operators) { request, _ in
             let query = request.uri.queryParameters
             let page = try await operations.list(after: query.get("after"), limit: try Query.int(query, "limit"))
             return try JSONBody.response(
                 Components.Schemas.AppPage(items: page.apps.map(Components.Schemas.App.init), nextAfter: page.nextAfter?.rawValue)
             )
         }
-        routes.on(.get, "/v1/admin/apps/:appKey") { _, context in
+        routes.on(.get, "/v1/admin/apps/:appKey", for: .operators) { _, context in
             let view = try await operations.view(try Query.appKey(context))
             let now = clock.now()
             return try JSONBody.response(
@@ -41,17 +41,17 @@ struct AdminAppsController {
                 )
             )
         }
-        routes.on(.post, "/v1/admin/apps/:appKey/disable") { _, context in
+        routes.on(.post, "/v1/admin/apps/:appKey/disable", for: .operators) { _, context in
             try JSONBody.response(
                 Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .disabled, origin: try context.origin()))
             )
         }
-        routes.on(.post, "/v1/admin/apps/:appKey/enable") { _, context in
+        routes.on(.post, "/v1/admin/apps/:appKey/enable", for: .operators) { _, context in
             try JSONBody.response(
                 Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .active, origin: try context.origin()))
             )
         }
-        routes.on(.post, "/v1/admin/apps/:appKey/secrets/:kind/rotate") { request, context in
+        routes.on(.post, "/v1/admin/apps/:appKey/secrets/:kind/rotate", for: .operators) { request, context in
             let body = try await JSONBody.decode(
                 Components.Schemas.RotateSecretRequest.self,
                 from: request,
@@ -73,7 +73,7 @@ struct AdminAppsController {
                 )
             )
         }
-        routes.on(.post, "/v1/admin/apps/:appKey/events") { request, context in
+        routes.on(.post, "/v1/admin/apps/:appKey/events", for: .operators) { request, context in
             let body = try await JSONBody.decode(Components.Schemas.EventCreateRequest.self, from: request, context: context)
             let event = try await operations.registerEvent(
                 try Query.appKey(context),
@@ -83,11 +83,11 @@ struct AdminAppsController {
             )
             return try JSONBody.response(Components.Schemas.Event(event), status: .created)
         }
-        routes.on(.get, "/v1/admin/apps/:appKey/events") { _, context in
+        routes.on(.get, "/v1/admin/apps/:appKey/events", for: .operators) { _, context in
             let events = try await operations.events(try Query.appKey(context))
             return try JSONBody.response(Components.Schemas.EventList(items: events.map(Components.Schemas.Event.init)))
         }
-        routes.on(.get, "/v1/admin/audit") { request, _ in
+        routes.on(.get, "/v1/admin/audit", for: .operators) { request, _ in
             let query = request.uri.queryParameters
             let before = try Query.int(query, "before").map(Int64.init)
             if let before, before < 1 { throw Problem.badParameter("before", "before is a sequence number, 1 or more.") }

@@ -8,7 +8,7 @@ struct AdminStorageController {
     let roles: StorageRoleOperations
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v1/admin/apps/:appKey/roles") { request, context in
+        routes.on(.post, "/v1/admin/apps/:appKey/roles", for: .operators) { request, context in
             let body = try await JSONBody.decode(Components.Schemas.RoleCreate.self, from: request, context: context)
             let appKey = try AppKey(validating: try Query.appKey(context))
             let role = try await roles.createRole(
@@ -20,17 +20,17 @@ struct AdminStorageController {
             )
             return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey), status: .created)
         }
-        routes.on(.get, "/v1/admin/apps/:appKey/roles") { _, context in
+        routes.on(.get, "/v1/admin/apps/:appKey/roles", for: .operators) { _, context in
             let appKey = try AppKey(validating: try Query.appKey(context))
             let list = try await roles.roles(appKey.rawValue)
             return try JSONBody.response(Components.Schemas.RoleList(items: list.map { .init($0, appKey: appKey) }))
         }
-        routes.on(.get, "/v1/admin/apps/:appKey/roles/:roleId") { _, context in
+        routes.on(.get, "/v1/admin/apps/:appKey/roles/:roleId", for: .operators) { _, context in
             let appKey = try AppKey(validating: try Query.appKey(context))
             let role = try await roles.role(appKey.rawValue, roleID: context.parameters.get("roleId") ?? "")
             return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey))
         }
-        routes.on(.patch, "/v1/admin/apps/:appKey/roles/:roleId") { request, context in
+        routes.on(.patch, "/v1/admin/apps/:appKey/roles/:roleId", for: .operators) { request, context in
             let body = try await JSONBody.decode(Components.Schemas.RoleUpdate.self, from: request, context: context)
             let appKey = try AppKey(validating: try Query.appKey(context))
             var change = RoleChange(body)

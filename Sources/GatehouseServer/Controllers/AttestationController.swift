@@ -16,84 +16,78 @@ struct AttestationController {
     static let reasonHeader = HTTPField.Name("X-Gatehouse-Attest-Reason")!
     static let attestIDHeader = HTTPField.Name("X-Gatehouse-Attest-Id")!
     static let deviceIDHeader = HTTPField.Name("X-Gatehouse-Device-Id")!
-    /// The gate's credentials when the client's own `Authorization` must pass through untouched.
-    static let gateAuthorization = HTTPField.Name("X-Gatehouse-Authorization")!
-
-    let sdk: SDKController
-    let apps: AppOperations
     let attestation: AttestationOperations
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v1/attest/challenges") { request, context in
-            try await sdk.signed(request, context) { app, body in
-                let input = try JSONBody.decode(
-                    Components.Schemas.AttestChallengeRequest.self,
-                    from: body,
-                    contentType: request.headers[.contentType]
+        routes.on(.post, "/v1/attest/challenges", for: .sdk) { request, context in
+            let app = try context.sdkCaller().app
+            let body = try context.sdkCaller().body
+            let input = try JSONBody.decode(
+                Components.Schemas.AttestChallengeRequest.self,
+                from: body,
+                contentType: request.headers[.contentType]
+            )
+            let issued = try await attestation.challenge(app: app, attestID: input.attestId, deviceID: input.deviceId)
+            return try JSONBody.response(
+                Components.Schemas.AttestChallengeResponse(
+                    code: ._0,
+                    message: "success",
+                    attestId: issued.attester.attestID.rawValue,
+                    kind: .init(issued.attester.kind),
+                    format: issued.attester.pow.format == .altchaV1 ? .altchaV1 : .altchaV2,
+                    level: issued.level,
+                    expiresAt: issued.expiresAt,
+                    challenge: issued.challenge.map(Components.Schemas.AltchaChallenge.init),
+                    captchaRequired: issued.captchaRequired,
+                    captchaPage: issued.captchaRequired
+                        ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil
                 )
-                let issued = try await attestation.challenge(app: app, attestID: input.attestId, deviceID: input.deviceId)
-                return try JSONBody.response(
-                    Components.Schemas.AttestChallengeResponse(
-                        code: ._0,
-                        message: "success",
-                        attestId: issued.attester.attestID.rawValue,
-                        kind: .init(issued.attester.kind),
-                        format: issued.attester.pow.format == .altchaV1 ? .altchaV1 : .altchaV2,
-                        level: issued.level,
-                        expiresAt: issued.expiresAt,
-                        challenge: issued.challenge.map(Components.Schemas.AltchaChallenge.init),
-                        captchaRequired: issued.captchaRequired,
-                        captchaPage: issued.captchaRequired
-                            ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil
-                    )
-                )
-            }
+            )
         }
-        routes.on(.post, "/v1/attest/tokens") { request, context in
-            try await sdk.signed(request, context) { app, body in
-                let input = try JSONBody.decode(Components.Schemas.AttestTokenRequest.self, from: body, contentType: request.headers[.contentType])
-                let issued = try await attestation.token(
-                    app: app,
-                    attestID: input.attestId,
-                    deviceID: input.deviceId,
-                    payload: input.payload,
-                    captchaPassToken: input.captchaPassToken,
-                    pay: input.pay,
-                    address: context.clientAddress
+        routes.on(.post, "/v1/attest/tokens", for: .sdk) { request, context in
+            let app = try context.sdkCaller().app
+            let body = try context.sdkCaller().body
+            let input = try JSONBody.decode(Components.Schemas.AttestTokenRequest.self, from: body, contentType: request.headers[.contentType])
+            let issued = try await attestation.token(
+                app: app,
+                attestID: input.attestId,
+                deviceID: input.deviceId,
+                payload: input.payload,
+                captchaPassToken: input.captchaPassToken,
+                pay: input.pay,
+                address: context.clientAddress
+            )
+            return try JSONBody.response(
+                Components.Schemas.AttestTokenResponse(
+                    code: ._0,
+                    message: "success",
+                    token: issued.token,
+                    tokenHeader: issued.attester.tokenHeader,
+                    expiresAt: issued.claims.expiresAt
                 )
-                return try JSONBody.response(
-                    Components.Schemas.AttestTokenResponse(
-                        code: ._0,
-                        message: "success",
-                        token: issued.token,
-                        tokenHeader: issued.attester.tokenHeader,
-                        expiresAt: issued.claims.expiresAt
-                    )
-                )
-            }
+            )
         }
-        routes.on(.get, "/v1/sdk/config") { request, context in
-            try await sdk.signed(request, context) { app, _ in
-                var since: Int64?
-                if let text = request.uri.queryParameters.get("since") {
-                    guard let value = Int64(text), value >= 0 else {
-                        throw DomainError(.invalidSDKConfig, "since is the version the SDK holds, an integer from 0.", field: "since")
-                    }
-                    since = value
+        routes.on(.get, "/v1/sdk/config", for: .sdk) { request, context in
+            let app = try context.sdkCaller().app
+            var since: Int64?
+            if let text = request.uri.queryParameters.get("since") {
+                guard let value = Int64(text), value >= 0 else {
+                    throw DomainError(.invalidSDKConfig, "since is the version the SDK holds, an integer from 0.", field: "since")
                 }
-                guard let signed = try await attestation.signedConfig(app: app, since: since) else { return Response(status: .notModified) }
-                return try JSONBody.response(
-                    Components.Schemas.SignedSDKConfig(code: ._0, message: "success", version: Int(signed.version), config: signed.jws)
-                )
+                since = value
             }
+            guard let signed = try await attestation.signedConfig(app: app, since: since) else { return Response(status: .notModified) }
+            return try JSONBody.response(
+                Components.Schemas.SignedSDKConfig(code: ._0, message: "success", version: Int(signed.version), config: signed.jws)
+            )
         }
-        routes.on(.get, "/.well-known/jwks.json") { _, _ in
+        routes.on(.get, "/.well-known/jwks.json", for: .open) { _, _ in
             var response = try JSONBody.response(Components.Schemas.Jwks(keys: try await attestation.jwks().map(Self.jwk)))
             response.headers[.cacheControl] = "public, max-age=300"
             return response
         }
-        routes.on(.post, "/v1/attest/introspect") { request, context in
-            let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
+        routes.on(.post, "/v1/attest/introspect", for: .backend) { request, context in
+            let app = try context.backendCaller().app
             let body = try await JSONBody.decode(Components.Schemas.IntrospectRequest.self, from: request, context: context)
             let outcome = try await attestation.introspect(
                 app: app,
@@ -109,14 +103,12 @@ struct AttestationController {
                 return try JSONBody.response(Components.Schemas.IntrospectResponse(active: false, reason: .init(rawValue: reason.rawValue)))
             }
         }
-        routes.on(.get, "/v1/gate/verify") { request, _ in
-            try await gate(request)
+        routes.on(.get, "/v1/gate/verify", for: .gateway) { request, context in
+            try await gate(request, app: try context.backendCaller().app)
         }
     }
 
-    private func gate(_ request: Request) async throws -> Response {
-        let credentials = request.headers[Self.gateAuthorization] ?? request.headers[.authorization]
-        let app = try await apps.authenticateBackend(authorization: credentials).app
+    private func gate(_ request: Request, app: App) async throws -> Response {
         guard let method = request.headers[Self.originalMethod], (1...16).contains(method.utf8.count),
             let uri = request.headers[Self.originalURI], (1...8192).contains(uri.utf8.count)
         else {

@@ -8,15 +8,18 @@ import Hummingbird
 /// CORS-open and secret-free), and Turnstile-style siteverify for the app's backend.
 struct CaptchaController {
     let captcha: CaptchaOperations
+    let embedOrigins: [String]
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/captcha") { _, _ in
-            CaptchaPage.response(CaptchaPage.html, contentType: "text/html; charset=utf-8")
+        let html = CaptchaPage.html(embedOrigins: embedOrigins)
+        let policy = CaptchaPage.policy(embedOrigins: embedOrigins)
+        routes.on(.get, "/captcha", for: .open) { _, _ in
+            CaptchaPage.response(html, contentType: "text/html; charset=utf-8", policy: policy)
         }
-        routes.on(.get, "/captcha/slider.js") { _, _ in
-            CaptchaPage.response(CaptchaPage.script, contentType: "text/javascript; charset=utf-8")
+        routes.on(.get, "/captcha/slider.js", for: .open) { _, _ in
+            CaptchaPage.response(CaptchaPage.script, contentType: "text/javascript; charset=utf-8", policy: policy)
         }
-        routes.on(.post, "/v1/captcha/challenges") { request, context in
+        routes.on(.post, "/v1/captcha/challenges", for: .open) { request, context in
             try await Self.captchaErrors {
                 let body = try await JSONBody.decode(Components.Schemas.CaptchaChallengeRequest.self, from: request, context: context)
                 let parsed = try CaptchaRequest(
@@ -35,7 +38,7 @@ struct CaptchaController {
                 return Self.corsOpen(try JSONBody.response(Components.Schemas.CaptchaChallenge(issued)))
             }
         }
-        routes.on(.post, "/v1/captcha/challenges/:challengeId/answers") { request, context in
+        routes.on(.post, "/v1/captcha/challenges/:challengeId/answers", for: .open) { request, context in
             try await Self.captchaErrors {
                 let body = try await JSONBody.decode(Components.Schemas.CaptchaAnswerRequest.self, from: request, context: context)
                 let answer = try DragAnswer(
@@ -53,7 +56,7 @@ struct CaptchaController {
             }
         }
         for path in ["/v1/captcha/challenges", "/v1/captcha/challenges/:challengeId/answers"] {
-            routes.on(.options, path) { _, _ in
+            routes.on(.options, path, for: .open) { _, _ in
                 Response(
                     status: .noContent,
                     headers: [
@@ -63,7 +66,7 @@ struct CaptchaController {
                 )
             }
         }
-        routes.on(.post, "/v1/captcha/siteverify") { request, context in
+        routes.on(.post, "/v1/captcha/siteverify", for: .open) { request, context in
             let buffer = try await JSONBody.collect(request, context: context)
             var verdict = CaptchaOperations.Verdict.failure(.badRequest)
             if let input = try Siteverify.Input.parse(String(buffer: buffer), contentType: request.headers[.contentType]) {

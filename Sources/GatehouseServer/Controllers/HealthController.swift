@@ -40,11 +40,11 @@ struct HealthController {
     }
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/health/live") { _, _ in
+        routes.on(.get, "/health/live", for: .open) { _, _ in
             try JSONBody.response(Components.Schemas.Liveness(status: .ok))
         }
-        routes.on(.get, "/health/ready") { _, _ in try await ready() }
-        routes.on(.get, "/metrics") { _, _ in metrics() }
+        routes.on(.get, "/health/ready", for: .open) { _, _ in try await ready() }
+        routes.on(.get, "/metrics", for: .open) { _, _ in metrics() }
     }
 
     private func ready() async throws -> Response {

@@ -4,12 +4,11 @@ import Hummingbird
 
 /// `/v1/risk/...`: the app backend's risk queries and stored decisions (HTTP Basic, server secret).
 struct RiskController {
-    let apps: AppOperations
     let risk: RiskOperations
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v1/risk/query") { request, context in
-            let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
+        routes.on(.post, "/v1/risk/query", for: .backend) { request, context in
+            let app = try context.backendCaller().app
             let input = try await JSONBody.decode(Components.Schemas.RiskQuery.self, from: request, context: context)
             let outcome = try await risk.query(
                 .init(
@@ -23,8 +22,8 @@ struct RiskController {
             )
             return try JSONBody.response(Components.Schemas.RiskDecisionView(outcome.record, appKey: app.appKey, device: outcome.device))
         }
-        routes.on(.get, "/v1/risk/decisions/:decisionId") { request, context in
-            let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
+        routes.on(.get, "/v1/risk/decisions/:decisionId", for: .backend) { request, context in
+            let app = try context.backendCaller().app
             let record = try await risk.decision(app: app, id: context.parameters.get("decisionId") ?? "")
             return try JSONBody.response(Components.Schemas.RiskDecisionView(record, appKey: app.appKey, device: nil))
         }

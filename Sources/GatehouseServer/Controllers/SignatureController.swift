@@ -6,12 +6,11 @@ import Hummingbird
 
 /// Request signatures for the app's backend: `POST /v1/signatures/verify`.
 struct SignatureController {
-    let apps: AppOperations
     let signatures: SignatureOperations
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.post, "/v1/signatures/verify") { request, context in
-            let app = try await apps.authenticateBackend(authorization: request.headers[.authorization]).app
+        routes.on(.post, "/v1/signatures/verify", for: .backend) { request, context in
+            let app = try context.backendCaller().app
             let body = try await JSONBody.decode(Components.Schemas.SignatureVerifyRequest.self, from: request, context: context)
             guard (1...16).contains(body.method.utf8.count) else { throw Problem.badParameter("method", "method is 1 to 16 characters.") }
             guard (1...8192).contains(body.url.utf8.count) else { throw Problem.badParameter("url", "url is 1 to 8192 bytes.") }

@@ -12,7 +12,7 @@ struct StorageController {
 
     func register(on routes: inout RouteRegistrar) {
         for path in ["/v1/sts/token", "/distribute-token.json"] {
-            routes.on(.get, path) { request, _ in
+            routes.on(.get, path, for: .open) { request, _ in
                 try await Self.stsErrors {
                     let query = request.uri.queryParameters
                     let credentials = try await storage.credentials(
@@ -33,7 +33,7 @@ struct StorageController {
                 }
             }
         }
-        routes.on(.post, "/v1/oss/sign") { request, context in
+        routes.on(.post, "/v1/oss/sign", for: .open) { request, context in
             try await Self.stsErrors {
                 let body = try await JSONBody.decode(Components.Schemas.OSSSignRequest.self, from: request, context: context)
                 let authorization = try await storage.signOSS(
@@ -46,7 +46,7 @@ struct StorageController {
                 return try Self.private(Components.Schemas.OSSSignResponse(statusCode: 200, authorization: authorization))
             }
         }
-        routes.on(.post, "/v1/storage/presign") { request, context in
+        routes.on(.post, "/v1/storage/presign", for: .open) { request, context in
             try await Self.stsErrors {
                 let body = try await JSONBody.decode(Components.Schemas.PresignRequest.self, from: request, context: context)
                 let presigned = try await storage.presign(

@@ -2,13 +2,17 @@ import GatehouseCore
 import Hummingbird
 import NIOCore
 
-/// Per-request state: the peer address, the limits from configuration, and the operator once the
-/// admin middleware has admitted one.
+/// Per-request state: the peer address, the limits from configuration, and the caller once its
+/// audience's guard has admitted it.
 public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
-    /// Set by `AdminAuthMiddleware` for `/v1/admin` routes.
+    /// Set by `AdminAuthMiddleware` for the operators' routes.
     public var actor: Actor?
+    /// Set by `BackendAuthMiddleware` for the backend's and the gateway's routes.
+    var backend: BackendCaller?
+    /// Set by `SDKAuthMiddleware` for the SDK's routes.
+    var sdk: SDKCaller?
     /// Set by `ClientAddressMiddleware`: the client's address after trusted proxies.
     public var clientAddress: String?
     var maxBodyBytes: Int = 65_536
@@ -16,6 +20,19 @@ public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestConte
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The app admitted by the backend or gateway guard. A route outside those groups asking for it
+    /// is a programming error, answered 500 rather than served unauthenticated.
+    func backendCaller() throws -> BackendCaller {
+        guard let backend else { throw Problem.internalError() }
+        return backend
+    }
+
+    /// The app and body admitted by the SDK guard; as `backendCaller()`, for the SDK's routes only.
+    func sdkCaller() throws -> SDKCaller {
+        guard let sdk else { throw Problem.internalError() }
+        return sdk
     }
 
     /// The `ChangeOrigin` for audit entries of this request.

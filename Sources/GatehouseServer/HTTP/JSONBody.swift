@@ -42,6 +42,9 @@ enum JSONBody {
                 title: "Body too large",
                 detail: "Request bodies are limited to \(context.maxBodyBytes) bytes."
             )
+        } catch {
+            // Only the client's bytes can fail here: a malformed chunk, or a body cut short.
+            throw Problem(.badRequest, code: "malformed_body", title: "Malformed body", detail: "The request body could not be read.")
         }
     }
 

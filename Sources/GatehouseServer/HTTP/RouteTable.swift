@@ -1,6 +1,22 @@
 import HTTPTypes
 import Hummingbird
 
+/// Who may call a route. Each audience is a router group that carries its own authentication, so a
+/// route is admitted by the group it was registered in, never by a test on the path's spelling.
+enum Audience: CaseIterable, Sendable {
+    /// Health, the JWKS, the captcha page and its API, STS distribution (which checks its own
+    /// attestation token): no credential at this layer.
+    case open
+    /// `/v1/admin/...`: a bearer admin token.
+    case operators
+    /// The app's own backend: Basic appKey and server secret in `Authorization`.
+    case backend
+    /// The gateway in front of the app's API: the app's credential in the one configured header.
+    case gateway
+    /// The mobile SDK: a request signed with the app's `secretKey`; refusals in the SDK's codes.
+    case sdk
+}
+
 /// The routes the server registered, by method and path pattern, so that a path that exists with
 /// another method gets 405 and an `Allow` header rather than 404 (Hummingbird's router answers 404).
 final class RouteTable: Sendable {
@@ -23,21 +39,31 @@ final class RouteTable: Sendable {
     }
 }
 
-/// Collects the controllers' routes, then installs them after the middleware (Hummingbird applies
-/// router middleware only to routes added after it) and describes them for the route table.
+/// Collects the controllers' routes with their audience, then installs each audience as a router
+/// group behind its guard (Hummingbird applies middleware only to routes added after it).
 struct RouteRegistrar {
-    typealias Handler = @Sendable (Request, GatehouseRequestContext) async throws -> Response
-    private(set) var recorded: [(method: HTTPRequest.Method, path: String, handler: Handler)] = []
+    typealias Context = GatehouseRequestContext
+    typealias Handler = @Sendable (Request, Context) async throws -> Response
+    private(set) var recorded: [(method: HTTPRequest.Method, path: String, audience: Audience, handler: Handler)] = []
 
-    mutating func on(_ method: HTTPRequest.Method, _ path: String, use handler: @escaping Handler) {
-        recorded.append((method, path, handler))
+    mutating func on(_ method: HTTPRequest.Method, _ path: String, for audience: Audience, use handler: @escaping Handler) {
+        recorded.append((method, path, audience, handler))
     }
 
     var table: RouteTable { RouteTable(recorded.map { ($0.method, $0.path) }) }
 
-    func install(on router: Router<GatehouseRequestContext>) {
-        for route in recorded {
-            router.on(RouterPath(route.path), method: route.method, use: route.handler)
+    /// `guards` holds the authentication of every audience but `.open`; a missing one is a
+    /// programming error caught at start, not a route left unguarded.
+    func install(on router: Router<Context>, guards: [Audience: any MiddlewareProtocol<Request, Response, Context>]) {
+        for audience in Audience.allCases {
+            let group = router.group()
+            if audience != .open {
+                guard let guardMiddleware = guards[audience] else { preconditionFailure("no guard for \(audience) routes") }
+                group.add(middleware: guardMiddleware)
+            }
+            for route in recorded where route.audience == audience {
+                group.on(RouterPath(route.path), method: route.method, use: route.handler)
+            }
         }
     }
 }

@@ -3,18 +3,16 @@ import GatehouseStore
 import HTTPTypes
 import Hummingbird
 
-/// Admits operators to `/v1/admin/...` by bearer admin token, found by its SHA-256. A refusal is a 401
-/// whose `code` says why (missing, malformed, unknown, revoked).
+/// The guard of the operators' routes (`/v1/admin/...`): a bearer admin token, found by its SHA-256.
+/// A refusal is a 401 whose `code` says why (missing, malformed, unknown, revoked).
 struct AdminAuthMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
-    static let pathPrefix = "/v1/admin/"
     static let challenge = #"Bearer realm="gatehouse-admin""#
 
     let tokens: any AdminTokenStore
     let clock: any GatehouseClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.uri.path.hasPrefix(Self.pathPrefix) else { return try await next(request, context) }
         let admitted = try await admit(request.headers[.authorization])
         switch admitted {
         case .success(let token):

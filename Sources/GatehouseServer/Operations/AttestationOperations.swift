@@ -179,15 +179,17 @@ public struct AttestationOperations: Sendable {
             guard let payload else {
                 throw DomainError(.invalidPowPayload, "This attester asks for proof-of-work: send the solved challenge as payload.", field: "payload")
             }
-            let solved = try Altcha.verify(
+            let claim = try Altcha.claim(
                 payload: payload,
                 key: powKey(app),
                 binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
                 at: now
             )
-            guard try await store.useSolution(appID: app.id, replayKey: solved.replayKey, expiresAt: solved.expiresAt) else {
-                throw DomainError(.solutionReused, "This challenge was already solved once; fetch a new one.", field: "payload")
+            // Spent before the work is checked: one try per challenge, right or wrong.
+            guard try await store.useSolution(appID: app.id, replayKey: claim.replayKey, expiresAt: claim.expiresAt) else {
+                throw DomainError(.solutionReused, "This challenge was already tried once; fetch a new one.", field: "payload")
             }
+            _ = try claim.checkWork()
         }
         // The captcha requirement is judged again here, from the device's risk now (a PoW challenge
         // carries no state), so a device that turned risky meanwhile cannot skip it.

@@ -28,7 +28,7 @@ public struct StorageOperations: Sendable {
     ) {
         self.store = store
         self.apps = apps
-        self.roles = StorageRoleOperations(store: store, apps: apps, box: box, clock: clock)
+        self.roles = StorageRoleOperations(store: store, apps: apps, box: box, clock: clock, allowInternalEndpoints: sts.allowInternalEndpoints)
         self.attestation = attestation
         self.box = box
         self.clock = clock

@@ -9,12 +9,21 @@ public struct StorageRoleOperations: Sendable {
     let apps: AppOperations
     let box: SecretBox
     let clock: any GatehouseClock
+    /// `GATEHOUSE_STS_PRIVATE_ENDPOINTS`: whether a role may name an internal or plain-http STS.
+    let allowInternalEndpoints: Bool
 
-    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, clock: any GatehouseClock, allowInternalEndpoints: Bool) {
         self.store = store
         self.apps = apps
         self.box = box
         self.clock = clock
+        self.allowInternalEndpoints = allowInternalEndpoints
+    }
+
+    private func checkEndpoint(_ role: StorageRole) throws(DomainError) {
+        if let refusal = UpstreamEndpoint.refusal(role.stsEndpoint, allowInternal: allowInternalEndpoints) {
+            throw DomainError(.invalidRole, "stsEndpoint: \(refusal).", field: "stsEndpoint")
+        }
     }
 
     public func createRole(_ appKey: String, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> StorageRole
@@ -27,6 +36,7 @@ public struct StorageRoleOperations: Sendable {
         }
         let now = clock.now()
         let role = try change.created(appID: app.id, roleID: id, at: now)
+        try checkEndpoint(role)
         var after = role.snapshot
         after["key"] = .string("set")
         let audit = origin.entry(
@@ -55,6 +65,7 @@ public struct StorageRoleOperations: Sendable {
         let stored = try await storedRole(app, roleID)
         let now = clock.now()
         let updated = try change.applied(to: stored.role, at: now)
+        try checkEndpoint(updated)
         var after = updated.snapshot
         if key != nil { after["key"] = .string("replaced") }
         let audit = origin.entry(

@@ -3,17 +3,39 @@ import Foundation
 import GatehouseCore
 import NIOCore
 import NIOHTTP1
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Sends `AssumeRole` calls: a timeout per attempt, and timeouts, connection failures and 5xx
-/// retried with doubling backoff before the failure is reported. 4xx answers are final.
+/// retried with doubling backoff before the failure is reported. 4xx answers are final. Redirects
+/// are never followed (a redirect would carry a signed request somewhere the operator did not
+/// name), and the endpoint is checked before every call, its name resolved, so that a role stored
+/// earlier, or a public name that resolves inward, cannot reach an internal address.
 public struct STSClient: Sendable {
+    /// One client for the process, never shut down: redirects off, unlike `HTTPClient.shared`.
+    static let upstream = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow)
+    )
+
     let client: HTTPClient
     let timeout: TimeAmount
     let attempts: Int
     let firstBackoff: Duration
+    /// `GATEHOUSE_STS_PRIVATE_ENDPOINTS`.
+    public let allowInternalEndpoints: Bool
 
-    public init(client: HTTPClient = .shared, timeout: TimeAmount = .seconds(5), attempts: Int = 3, firstBackoff: Duration = .milliseconds(200)) {
-        self.client = client
+    public init(
+        allowInternalEndpoints: Bool,
+        timeout: TimeAmount = .seconds(5),
+        attempts: Int = 3,
+        firstBackoff: Duration = .milliseconds(200)
+    ) {
+        self.client = Self.upstream
+        self.allowInternalEndpoints = allowInternalEndpoints
         self.timeout = timeout
         self.attempts = attempts
         self.firstBackoff = firstBackoff
@@ -23,6 +45,7 @@ public struct STSClient: Sendable {
     static let longestAnswer = 256 * 1024
 
     public func assumeRole(_ call: AssumeRoleCall, provider: STSProvider) async -> Result<TemporaryCredentials, UpstreamFailure> {
+        if let refusal = await endpointRefusal(call.url) { return .failure(.refused(status: 0, code: "EndpointNotAllowed: \(refusal)")) }
         var backoff = firstBackoff
         var outcome: Result<TemporaryCredentials, UpstreamFailure> = .failure(.unavailable("not attempted"))
         for attempt in 1...max(1, attempts) {
@@ -54,5 +77,41 @@ public struct STSClient: Sendable {
         } catch {
             return .failure(.unavailable("unreachable (\(type(of: error)))"))
         }
+    }
+
+    private func endpointRefusal(_ url: String) async -> String? {
+        if let refusal = UpstreamEndpoint.refusal(url, allowInternal: allowInternalEndpoints) { return refusal }
+        guard !allowInternalEndpoints, let host = URLComponents(string: url)?.host, IPAddress(host) == nil else { return nil }
+        let addresses = (try? await NIOThreadPool.singleton.runIfActive { Self.resolve(host) }) ?? []
+        if addresses.contains(where: UpstreamEndpoint.isInternal) { return "\(host) resolves to an internal address" }
+        return nil
+    }
+
+    /// The addresses `host` resolves to, by the system resolver (blocking: run off the event loops).
+    static func resolve(_ host: String) -> [IPAddress] {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return [] }
+        defer { freeaddrinfo(first) }
+        var addresses: [IPAddress] = []
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = next {
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            if entry.pointee.ai_family == AF_INET, let address = entry.pointee.ai_addr {
+                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { socket in
+                    var bytes = socket.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count))
+                }
+            } else if entry.pointee.ai_family == AF_INET6, let address = entry.pointee.ai_addr {
+                address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { socket in
+                    var bytes = socket.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count))
+                }
+            }
+            if let parsed = IPAddress(String(cString: text)) { addresses.append(parsed) }
+            next = entry.pointee.ai_next
+        }
+        return addresses
     }
 }
