@@ -27,6 +27,7 @@ public func buildApplication(
     let storeService = try await StoreService.open(
         configuration.storeLocation,
         maximumConnections: configuration.databaseMaxConnections,
+        operationTimeout: .seconds(configuration.databaseTimeoutSeconds),
         logger: logger
     )
     let store = storeService.store
@@ -48,6 +49,11 @@ public func buildApplication(
     AdminRiskController(risk: risk).register(on: &routes)
     let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
     let signatures = SignatureOperations(store: store, box: box, clock: clock)
+    let limits = RateLimits(
+        captchaChallengesPerMinute: configuration.captchaChallengesPerMinute,
+        captchaAnswersPerMinute: configuration.captchaAnswersPerMinute,
+        attestRequestsPerMinute: configuration.attestRequestsPerMinute
+    )
     let attestation = AttestationOperations(
         store: store,
         apps: operations,
@@ -55,16 +61,13 @@ public func buildApplication(
         keys: signingKeys,
         clock: clock,
         issuer: configuration.issuer,
-        signatures: signatures
+        signatures: signatures,
+        limits: limits
     )
     AttestationController(attestation: attestation).register(on: &routes)
     AdminAttestationController(attestation: attestation).register(on: &routes)
-    let captchaLimits = CaptchaRateLimits(
-        challengesPerMinute: configuration.captchaChallengesPerMinute,
-        answersPerMinute: configuration.captchaAnswersPerMinute
-    )
     CaptchaController(
-        captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: captchaLimits),
+        captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: limits),
         embedOrigins: configuration.captchaEmbedOrigins
     ).register(on: &routes)
     SignatureController(signatures: signatures).register(on: &routes)
@@ -86,8 +89,13 @@ public func buildApplication(
     StorageController(storage: storage).register(on: &routes)
 
     router.addMiddleware {
+        RetryAfterMiddleware()
         RequestIDMiddleware()
-        ClientAddressMiddleware(trustedProxies: configuration.trustedProxies, maxBodyBytes: configuration.maxBodyBytes)
+        ClientAddressMiddleware(
+            trustedProxies: configuration.trustedProxies,
+            maxBodyBytes: configuration.maxBodyBytes,
+            bodyTimeout: .seconds(configuration.bodyTimeoutSeconds)
+        )
         MetricsMiddleware(registry: registry)
         AccessLogMiddleware()
         ProblemMiddleware(routes: routes.table)
@@ -99,12 +107,21 @@ public func buildApplication(
             .backend: BackendAuthMiddleware(apps: operations, header: .authorization),
             .gateway: BackendAuthMiddleware(apps: operations, header: gateCredentialHeader),
             .sdk: SDKAuthMiddleware(operations: sdkOperations),
-        ]
+        ],
+        limit: InFlightLimit(capacity: configuration.maxInFlight)
     )
 
     var app = Application(
         responder: CanonicalPathResponder(routes: router.buildResponder()),
-        configuration: .init(address: .hostname(configuration.hostname, port: configuration.port), serverName: "gatehouse"),
+        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+        configuration: .init(
+            address: .hostname(configuration.hostname, port: configuration.port),
+            serverName: "gatehouse",
+            // A burst of new connections waits in the kernel instead of being dropped: a dropped SYN
+            // is retried after 1 s, then 3 s, which is what a probe or a client would see.
+            backlog: 4096,
+            availableConnectionsDelegate: .maximum(ConnectionLimit.allowed(configuration.maxConnections), logger: logger)
+        ),
         services: [storeService],
         logger: logger
     )

@@ -129,7 +129,7 @@ public protocol DeviceRiskStore: Sendable {
     /// when this returns. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
     func recordRiskDecision(
         _ keys: RiskQueryKeys,
-        judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
+        judge: @escaping @Sendable (RiskContext) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision
     func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
     /// Newest first, strictly after `cursor` in that order, each with its app's appKey.

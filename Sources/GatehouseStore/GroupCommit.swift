@@ -4,7 +4,9 @@
 /// caller returns after the statement holding its item has committed, or throws what it threw: a
 /// caller is never told "done" before its row is durable. A failing statement fails every caller in
 /// its batch, so it serves only writes that cannot conflict (random keys) or settle conflicts in SQL
-/// (`ON CONFLICT DO NOTHING`).
+/// (`ON CONFLICT DO NOTHING`). A caller waits at most `maximumWait` in all (queue and statement) and
+/// then gets `StoreError.unavailable`: its item may still be written later, which every item here
+/// tolerates (a nonce or ztoken nobody holds, a decision nobody was told of).
 actor GroupCommit<Item: Sendable, Outcome: Sendable> {
     typealias Write = @Sendable ([Item]) async throws -> [Outcome]
 
@@ -12,19 +14,25 @@ actor GroupCommit<Item: Sendable, Outcome: Sendable> {
     private var writers = 0
     private let maximumWriters: Int
     private let maximumBatch: Int
+    private let maximumWait: Duration
     private let write: Write
 
     /// - Parameters:
     ///   - maximumWriters: statements in flight at once (each holds one pooled connection).
     ///   - maximumBatch: items in one statement (bounded by the databases' parameter limits).
     ///   - write: writes a batch in one statement and returns one outcome per item, in order.
-    init(maximumWriters: Int, maximumBatch: Int, write: @escaping Write) {
+    init(maximumWriters: Int, maximumBatch: Int, maximumWait: Duration, write: @escaping Write) {
         self.maximumWriters = maximumWriters
         self.maximumBatch = maximumBatch
+        self.maximumWait = maximumWait
         self.write = write
     }
 
-    func submit(_ item: Item) async throws -> Outcome {
+    nonisolated func submit(_ item: Item) async throws -> Outcome {
+        try await BoundedWait.run(within: maximumWait) { try await self.enqueue(item) }
+    }
+
+    private func enqueue(_ item: Item) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
             waiting.append((item, continuation))
             if writers < maximumWriters {

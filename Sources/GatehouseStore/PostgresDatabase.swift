@@ -42,7 +42,7 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await counted {
                 try await client.withTransaction(logger: logger) { connection in
@@ -56,7 +56,7 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in
                 let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
@@ -75,7 +75,7 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
+    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         do {
             return try await client.withConnection { connection in
                 let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
@@ -179,7 +179,7 @@ struct PostgresConnectionDatabase: SQLDatabase {
         }
     }
 
-    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await connection.withTransaction(logger: logger) { _ in try await body(self) }
         } catch let error as PostgresTransactionError {
@@ -187,11 +187,11 @@ struct PostgresConnectionDatabase: SQLDatabase {
         }
     }
 
-    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await body(self)
     }
 
-    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
+    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         try await body(self)
     }
 }

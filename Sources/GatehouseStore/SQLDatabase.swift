@@ -8,13 +8,13 @@ protocol SQLDatabase: Sendable {
     func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow]
 
     /// Runs `body` in one transaction: all of its writes land, or none.
-    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
 
     /// Runs `body` holding the cluster-wide migration lock, on one pinned connection.
-    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
 
     /// Runs `body` if this process can take the lock named `key` without waiting; nil if another holds it.
-    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T?
+    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T?
 
     /// Database operations running right now, and how many can run at once (for the pool gauge).
     var usage: PoolUsage { get }

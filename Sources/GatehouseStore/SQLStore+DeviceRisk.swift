@@ -65,7 +65,7 @@ extension SQLStore: DeviceRiskStore {
 
     public func recordRiskDecision(
         _ keys: RiskQueryKeys,
-        judge: @Sendable (RiskContext) throws -> RiskDecisionRecord
+        judge: @escaping @Sendable (RiskContext) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision {
         let policy = try await riskPolicy(appID: keys.appID)
         guard let tokenID = keys.tokenID else {

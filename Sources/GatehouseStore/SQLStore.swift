@@ -16,16 +16,18 @@ public final class SQLStore: Sendable {
     let cachedAttesters = ReadThroughCache<AppID, [StoredAttester]>(lifetime: SQLStore.cacheLifetime)
     let cachedRiskPolicies = ReadThroughCache<AppID, RiskPolicy>(lifetime: SQLStore.cacheLifetime)
 
-    init(database: any SQLDatabase) {
+    /// - Parameter queueWait: the longest a write waits in a group commit's queue and statement
+    ///   together; with the statement's own bound, a queue behind a hung database cannot grow unbounded waits.
+    init(database: any SQLDatabase, queueWait: Duration = .seconds(10)) {
         self.database = database
-        ztokenWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { tokens in
+        ztokenWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { tokens in
             try await Self.insertZTokens(tokens, in: database)
             return tokens.map { _ in () }
         }
-        nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { uses in
+        nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { uses in
             try await Self.insertNonces(uses, in: database)
         }
-        decisionWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256) { records in
+        decisionWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { records in
             try await Self.insertDecisions(records, in: database)
             return records.map { _ in () }
         }

@@ -82,7 +82,7 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await guarded {
                 let unguarded = SQLiteDatabase(connection: self.connection, threadPool: self.threadPool, gate: nil)
@@ -103,7 +103,7 @@ final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    func withMigrationLock<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         // Across processes, each migration's BEGIN IMMEDIATE plus its "already applied?" check inside
         // the transaction is the lock; within this process the gate is. A process migrating on a loaded
         // machine can hold the write lock for longer than a request should wait, so a migrator waits
@@ -126,7 +126,7 @@ final class SQLiteDatabase: SQLDatabase {
     static let migrationBusyTimeoutMilliseconds = 60000
 
     /// One SQLite file has one writer at a time anyway; each statement of `body` waits its turn.
-    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
+    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         try await body(self)
     }
 

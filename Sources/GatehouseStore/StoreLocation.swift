@@ -59,13 +59,22 @@ public struct StoreService: Service {
     private let client: PostgresClient?
     private let sqlite: SQLiteDatabase?
 
+    /// - Parameter operationTimeout: the longest any statement or transaction may keep its caller
+    ///   waiting (`BoundedDatabase`); also the time to open a connection.
     public static func open(
         _ location: StoreLocation,
         maximumConnections: Int = 20,
+        operationTimeout: Duration = .seconds(5),
         logger: Logger
     ) async throws(StoreError)
         -> StoreService
     {
+        func bounded(_ database: any SQLDatabase) -> SQLStore {
+            SQLStore(
+                database: BoundedDatabase(inner: database, limit: operationTimeout, maintenanceLimit: .seconds(300)),
+                queueWait: operationTimeout * 2
+            )
+        }
         switch location {
         case .sqlite(let path):
             // Every command may be the first to run in a new data folder, not only `serve`.
@@ -76,12 +85,13 @@ public struct StoreService: Service {
                 throw .unavailable("cannot create the data folder \(folder): \(error.localizedDescription)")
             }
             let database = try await SQLiteDatabase.open(path: path, logger: logger)
-            return StoreService(store: SQLStore(database: database), client: nil, sqlite: database)
+            return StoreService(store: bounded(database), client: nil, sqlite: database)
         case .postgres(let url):
-            let configuration = try StoreLocation.postgresConfiguration(url, maximumConnections: maximumConnections)
+            var configuration = try StoreLocation.postgresConfiguration(url, maximumConnections: maximumConnections)
+            configuration.options.connectTimeout = operationTimeout
             let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
             let database = PostgresDatabase(client: client, capacity: maximumConnections, logger: logger)
-            return StoreService(store: SQLStore(database: database), client: client, sqlite: nil)
+            return StoreService(store: bounded(database), client: client, sqlite: nil)
         }
     }
 
@@ -95,13 +105,14 @@ public struct StoreService: Service {
         }
     }
 
-    /// Opens the store, runs `body` with it, and closes it: for commands and tests.
+    /// Opens the store, runs `body` with it, and closes it: for commands and tests. An operator's
+    /// command may hold one transaction long (re-sealing every secret), so its bound is ten minutes.
     public static func withStore<T: Sendable>(
         _ location: StoreLocation,
         logger: Logger,
         _ body: @Sendable (SQLStore) async throws -> T
     ) async throws -> T {
-        let service = try await open(location, maximumConnections: 4, logger: logger)
+        let service = try await open(location, maximumConnections: 4, operationTimeout: .seconds(600), logger: logger)
         guard let client = service.client else {
             do {
                 let result = try await body(service.store)

@@ -20,7 +20,13 @@ func withAttestationOperations<T: Sendable>(
             keys: SigningKeyRing(store: store, box: box, clock: clock),
             clock: clock,
             issuer: configuration.issuer,
-            signatures: SignatureOperations(store: store, box: box, clock: clock)
+            signatures: SignatureOperations(store: store, box: box, clock: clock),
+            // Operators' commands issue no challenges; the limits are the server's.
+            limits: RateLimits(
+                captchaChallengesPerMinute: configuration.captchaChallengesPerMinute,
+                captchaAnswersPerMinute: configuration.captchaAnswersPerMinute,
+                attestRequestsPerMinute: configuration.attestRequestsPerMinute
+            )
         )
         return try await body(operations, origin)
     }

@@ -122,6 +122,22 @@ import Testing
         #expect(HumanDrag.judge(try Self.answer(150, DragSamples.human(to: 150), duration: 5_000)) == .durationMismatch)
     }
 
+    /// The drags a short script sends once the simple checks are known: a textbook easing curve, a
+    /// noisy one that stops dead on target, and one sampled on a timer.
+    @Test func syntheticDragsAreRecognised() throws {
+        #expect(HumanDrag.judge(try Self.answer(150, DragSamples.easedScript(to: 150))) == .smoothCurve)
+        var generator = SeededGenerator(state: 3)
+        let noisy = DragSamples.easedScript(to: 150).enumerated().map { index, point in
+            index == 0 || index == 30 ? point : DragPoint(x: point.x + Double.random(in: -2...2, using: &generator), y: point.y, t: point.t)
+        }
+        let monotone = noisy.indices.map { index in
+            DragPoint(x: min(150, noisy[...index].map(\.x).max()!), y: noisy[index].y, t: noisy[index].t)
+        }
+        #expect(HumanDrag.judge(try Self.answer(150, monotone)) == .noCorrection)
+        let clockwork = DragSamples.human(to: 150).enumerated().map { DragPoint(x: $1.x, y: $1.y, t: Double($0) * 30) }
+        #expect(HumanDrag.judge(try Self.answer(150, clockwork)) == .regularTiming)
+    }
+
     // MARK: Challenges and passes
 
     func challenge(answerX: Int = 150, state: CaptchaState = .open, attempts: Int = 3) throws -> CaptchaChallenge {

@@ -1,9 +1,12 @@
-"""What every interop script shares: a check that records failures, a JSON/form HTTP call, the exit."""
+"""What every interop script shares: a check that records failures, a JSON/form HTTP call, the exit,
+and a PNG decoder for the captcha's images."""
+import base64
 import json
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 
 FAILURES = []
 
@@ -45,3 +48,41 @@ def finish(what):
         print(f"\n{len(FAILURES)} {what} check(s) failed")
         sys.exit(1)
     print(f"\nall {what} checks passed")
+
+
+def decode_png(data_url):
+    """Decodes the server's PNGs with Python's own zlib (a real inflate), undoing any row filter."""
+    data = base64.b64decode(data_url.split(",", 1)[1])
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    position, idat, header = 8, b"", None
+    while position < len(data):
+        length = int.from_bytes(data[position:position + 4], "big")
+        kind, body = data[position + 4:position + 8], data[position + 8:position + 8 + length]
+        crc = int.from_bytes(data[position + 8 + length:position + 12 + length], "big")
+        assert zlib.crc32(kind + body) == crc, "bad CRC in " + kind.decode()
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+        position += 12 + length
+    width, height = int.from_bytes(header[0:4], "big"), int.from_bytes(header[4:8], "big")
+    channels = {2: 3, 6: 4}[header[9]]
+    raw, stride, rows, previous = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, up_left = previous[i], (previous[i - channels] if i >= channels else 0)
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - up_left
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else up_left)) & 0xFF
+        rows.append(line)
+        previous = line
+    return width, height, channels, rows

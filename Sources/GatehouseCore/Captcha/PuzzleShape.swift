@@ -1,15 +1,24 @@
-/// The jigsaw piece: a square with a round tab on top and on the right and a round notch on the
-/// left, as anti-aliased coverage (0...1) over a `size` x `size` box.
-struct PuzzleShape {
+/// A jigsaw piece: a square body whose four sides each carry a round tab, a round notch or nothing,
+/// as anti-aliased coverage (0...1) over a `size` x `size` box. Every challenge draws its piece's
+/// sides at random, and its decoy gaps have other sides, so a person tells the gap by its outline.
+struct PuzzleShape: Equatable {
+    enum Side: CaseIterable, Equatable {
+        case tab, notch, flat
+    }
+
     static let size = 50
-    private static let body = (minX: 2.0, minY: 8.0, side: 40.0)
+    private static let body = (minX: 8.0, minY: 8.0, side: 34.0)
     private static let tabRadius = 7.0
     private static let notchRadius = 6.0
 
+    /// Top, right, bottom, left.
+    let sides: [Side]
     /// Coverage per pixel, row-major, from 4x4 samples per pixel.
     let coverage: [Double]
 
-    init() {
+    init(sides: [Side]) {
+        precondition(sides.count == 4)
+        self.sides = sides
         let samples = 4
         var coverage = [Double](repeating: 0, count: Self.size * Self.size)
         for y in 0..<Self.size {
@@ -19,7 +28,7 @@ struct PuzzleShape {
                     for sx in 0..<samples {
                         let px = Double(x) + (Double(sx) + 0.5) / Double(samples)
                         let py = Double(y) + (Double(sy) + 0.5) / Double(samples)
-                        if Self.contains(px, py) { inside += 1 }
+                        if Self.contains(px, py, sides: sides) { inside += 1 }
                     }
                 }
                 coverage[y * Self.size + x] = Double(inside) / Double(samples * samples)
@@ -28,14 +37,35 @@ struct PuzzleShape {
         self.coverage = coverage
     }
 
-    private static func contains(_ x: Double, _ y: Double) -> Bool {
+    /// A shape with at least two knobs (tab or notch), so that every outline is recognisable.
+    static func random<R: RandomNumberGenerator>(using generator: inout R) -> PuzzleShape {
+        var sides: [Side]
+        repeat {
+            sides = (0..<4).map { _ in Side.allCases.randomElement(using: &generator)! }
+        } while sides.filter({ $0 != .flat }).count < 2
+        return PuzzleShape(sides: sides)
+    }
+
+    /// A shape whose outline differs from `other` on at least two sides: a decoy.
+    static func decoy<R: RandomNumberGenerator>(unlike other: PuzzleShape, using generator: inout R) -> PuzzleShape {
+        var shape: PuzzleShape
+        repeat {
+            shape = random(using: &generator)
+        } while zip(shape.sides, other.sides).filter({ $0 != $1 }).count < 2
+        return shape
+    }
+
+    private static func contains(_ x: Double, _ y: Double, sides: [Side]) -> Bool {
         func within(_ cx: Double, _ cy: Double, _ r: Double) -> Bool { (x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r }
         let b = body
-        let midX = b.minX + b.side / 2
-        let midY = b.minY + b.side / 2
-        if within(b.minX, midY, notchRadius) { return false }
-        let inBody = x >= b.minX && x < b.minX + b.side && y >= b.minY && y < b.minY + b.side
-        return inBody || within(midX, b.minY, tabRadius) || within(b.minX + b.side, midY, tabRadius)
+        let (midX, midY) = (b.minX + b.side / 2, b.minY + b.side / 2)
+        // The middle of each side, in order: top, right, bottom, left.
+        let centres = [(midX, b.minY), (b.minX + b.side, midY), (midX, b.minY + b.side), (b.minX, midY)]
+        for (side, centre) in zip(sides, centres) where side == .notch && within(centre.0, centre.1, notchRadius) {
+            return false
+        }
+        if x >= b.minX && x < b.minX + b.side && y >= b.minY && y < b.minY + b.side { return true }
+        return zip(sides, centres).contains { side, centre in side == .tab && within(centre.0, centre.1, tabRadius) }
     }
 
     func coverage(_ x: Int, _ y: Int) -> Double {

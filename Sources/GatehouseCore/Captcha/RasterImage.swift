@@ -18,6 +18,13 @@ struct Pixel: Equatable {
         return Pixel(r: scale(r), g: scale(g), b: scale(b), a: a)
     }
 
+    /// Each colour channel moved by its own random amount within ±`amplitude`: grain that no two
+    /// images share, so that no pixel of one equals a pixel of another.
+    func noisy<R: RandomNumberGenerator>(_ amplitude: Int, using generator: inout R) -> Pixel {
+        func move(_ v: UInt8) -> UInt8 { UInt8(max(0, min(255, Int(v) + Int.random(in: -amplitude...amplitude, using: &generator)))) }
+        return Pixel(r: move(r), g: move(g), b: move(b), a: a)
+    }
+
     static let clear = Pixel(r: 0, g: 0, b: 0, a: 0)
     static let white = Pixel(r: 255, g: 255, b: 255)
 

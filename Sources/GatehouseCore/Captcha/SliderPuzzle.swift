@@ -13,6 +13,12 @@ public struct PuzzleAnswer: Sendable, Equatable {
 }
 
 /// One slider puzzle: a generated background with a gap and the piece that fills it, as PNG.
+///
+/// Nothing in the images ties the piece's pixels to the gap's: the gap is a hole filled with its own
+/// noisy frosted tint (the scene barely shows through), the piece carries the scene under its own lighting
+/// and noise, and two decoy holes with other outlines sit on the same row. A script that matches the
+/// piece's pixels against the background finds no better match at the gap than at a decoy or the
+/// open scene (tests/interop/captcha_solver.py measures it); a person matches the outline.
 public struct SliderPuzzle: Sendable {
     public static let width = 320
     public static let height = 160
@@ -22,9 +28,13 @@ public struct SliderPuzzle: Sendable {
     /// The gap's left edge is drawn from this range, so that every answer needs a real drag.
     static let gapX = 80...(width - pieceSize - 10)
     static let gapY = 8...(height - pieceSize - 8)
+    /// Decoys keep this far (pixels) from every other hole, so that no two outlines touch.
+    static let holeSpacing = pieceSize + 6
 
     public let answer: PuzzleAnswer
-    /// `width` x `height` RGB PNG with the gap shaded and outlined.
+    /// Where the decoy holes are (left and top edges): for tests; never sent.
+    public let decoys: [PuzzleAnswer]
+    /// `width` x `height` RGB PNG with the gap and the decoys cut out and outlined.
     public let background: [UInt8]
     /// `pieceSize` x `height` RGBA PNG, transparent except the piece at the gap's height, so that the
     /// page slides it horizontally only.
@@ -33,25 +43,50 @@ public struct SliderPuzzle: Sendable {
     public static func generate<R: RandomNumberGenerator>(using generator: inout R) -> SliderPuzzle {
         let scene = Scenery.paint(width: width, height: height, using: &generator)
         let answer = PuzzleAnswer(x: Int.random(in: gapX, using: &generator), y: Int.random(in: gapY, using: &generator))
-        let shape = PuzzleShape()
+        let shape = PuzzleShape.random(using: &generator)
+        var holes = [(answer, shape)]
+        for _ in 0..<2 {
+            // Decoys on the piece's row (give or take a few pixels), anywhere they fit.
+            let free = (0...(width - pieceSize)).filter { x in holes.allSatisfy { abs($0.0.x - x) >= holeSpacing } }
+            guard let x = free.randomElement(using: &generator) else { break }
+            let y = min(gapY.upperBound, max(gapY.lowerBound, answer.y + Int.random(in: -4...4, using: &generator)))
+            holes.append((PuzzleAnswer(x: x, y: y), PuzzleShape.decoy(unlike: shape, using: &generator)))
+        }
+
         var background = scene
+        // Frosted, not dark: a dark hole would be where "the piece darkened" matches best.
+        let fill = Pixel.hsl(Double.random(in: 0..<360, using: &generator), 0.1, Double.random(in: 0.55...0.8, using: &generator))
+        let fillOpacity = Double.random(in: 0.9...0.96, using: &generator)
+        for (hole, holeShape) in holes {
+            for dy in 0..<pieceSize {
+                for dx in 0..<pieceSize {
+                    let coverage = holeShape.coverage(dx, dy)
+                    guard coverage > 0 else { continue }
+                    let (x, y) = (hole.x + dx, hole.y + dy)
+                    let hollow = scene[x, y].blended(with: fill, opacity: fillOpacity).noisy(18, using: &generator)
+                    background[x, y] = scene[x, y].blended(with: hollow, opacity: coverage)
+                        .blended(with: .white, opacity: holeShape.rim(dx, dy) * 0.6)
+                }
+            }
+        }
+
+        // The piece under its own light: brighter or darker, warmer or cooler, and noisy.
+        let light = Double.random(in: 0.8...1.2, using: &generator)
+        let tint = Pixel.hsl(Double.random(in: 0..<360, using: &generator), 0.6, 0.5)
+        let tintOpacity = Double.random(in: 0.05...0.2, using: &generator)
         var piece = RasterImage(width: pieceSize, height: height, fill: .clear, hasAlpha: true)
         for dy in 0..<pieceSize {
             for dx in 0..<pieceSize {
                 let coverage = shape.coverage(dx, dy)
                 guard coverage > 0 else { continue }
-                let (x, y) = (answer.x + dx, answer.y + dy)
-                let original = scene[x, y]
-                let rim = shape.rim(dx, dy)
-                // The gap: darkened, with a light rim; the piece: the original pixels, a brighter rim.
-                let shaded = original.blended(with: original.scaled(0.42), opacity: coverage)
-                background[x, y] = shaded.blended(with: .white, opacity: rim * 0.55)
-                var cut = original.blended(with: .white, opacity: rim * 0.85)
+                // No rim of its own (the page draws the piece's shadow): a rim the gap's rim could
+                // echo would be a pattern to match.
+                var cut = scene[answer.x + dx, answer.y + dy].scaled(light).blended(with: tint, opacity: tintOpacity).noisy(12, using: &generator)
                 cut.a = UInt8((coverage * 255).rounded())
                 piece[dx, answer.y + dy] = cut
             }
         }
-        return SliderPuzzle(answer: answer, background: background.png, piece: piece.png)
+        return SliderPuzzle(answer: answer, decoys: holes.dropFirst().map(\.0), background: background.png, piece: piece.png)
     }
 
     /// Whether a drop at `position` (the piece's left edge, background pixels) fills the gap.

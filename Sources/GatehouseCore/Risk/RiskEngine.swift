@@ -71,10 +71,23 @@ public struct RiskVerdict: Equatable, Sendable {
 /// The scoring, documented in docs/risk.md. Deterministic: the same inputs and rules give the same
 /// verdict, and tags come out sorted by name.
 public enum RiskEngine {
+    /// What a token tag's reason says, in words an operator reads in the decisions explorer.
+    static func reason(for state: ZTokenState) -> String {
+        switch state {
+        case .fresh: "The ztoken is fresh."
+        case .replayed: "The ztoken was already presented in an earlier query."
+        case .expired: "The ztoken expired before this query."
+        case .forged: "The ztoken was not issued by this service (its MAC does not verify)."
+        case .wrongApp: "The ztoken was issued for another app."
+        case .wrongEvent: "The ztoken was issued for another event."
+        case .wrongAccount: "The ztoken was issued for another account."
+        }
+    }
+
     public static func judge(_ inputs: RiskInputs, rules: EffectiveRiskRules) -> RiskVerdict {
         var hits: [(RiskTag, String)] = []
         if let tokenTag = tokenTag(inputs.tokenState) {
-            hits.append((tokenTag, "The ztoken is \(inputs.tokenState.rawValue)."))
+            hits.append((tokenTag, reason(for: inputs.tokenState)))
         }
         if inputs.tokenState == .fresh || inputs.tokenState == .replayed {
             if let device = inputs.device {

@@ -12,6 +12,8 @@ import Logging
 /// - `GATEHOUSE_DATABASE_URL` (string, secret, optional): `postgres://user:password@host:5432/db?sslmode=...`.
 ///   When absent, the embedded SQLite file `gatehouse.sqlite` in the data directory is used.
 /// - `GATEHOUSE_DATABASE_MAX_CONNECTIONS` (int, default `20`): PostgreSQL pool size per instance.
+/// - `GATEHOUSE_DATABASE_TIMEOUT_SECONDS` (int, default `5`): the longest a request waits for any one
+///   database statement or transaction (and for a new connection); then it answers 503 with `Retry-After`.
 /// - `GATEHOUSE_DATA_DIR` (string, default `./gatehouse-data`): where the SQLite file and a development
 ///   master key live.
 /// - `GATEHOUSE_MASTER_KEY` (string, secret, optional): base64 of 32 random bytes; seals app secrets.
@@ -24,6 +26,13 @@ import Logging
 /// - `GATEHOUSE_TRUSTED_PROXIES` (string, default empty): comma-separated CIDRs whose
 ///   `X-Forwarded-For` is believed, e.g. `10.0.0.0/8,fd00::/8`.
 /// - `GATEHOUSE_MAX_BODY_BYTES` (int, default `65536`): larger request bodies get 413.
+/// - `GATEHOUSE_BODY_TIMEOUT_SECONDS` (int, default `10`): a request body must arrive within this; 408 otherwise.
+/// - `GATEHOUSE_IDLE_TIMEOUT_SECONDS` (int, default `15`): a connection that sends no complete request
+///   head for this long (idle keep-alive, or headers that trickle in) is closed.
+/// - `GATEHOUSE_MAX_CONNECTIONS` (int, default `4096`): connections held open at once; more wait in the
+///   listen backlog. Never more than the process's file limit allows.
+/// - `GATEHOUSE_MAX_IN_FLIGHT` (int, default `256`): requests worked on at once; more get 503 with
+///   `Retry-After` at once (the SDK's -8). Health probes and metrics are never refused.
 /// - `GATEHOUSE_PURGE_INTERVAL_SECONDS` (int, default `600`): how often expired ztokens, decisions and
 ///   nonces are deleted; 0 turns the purger off on this instance.
 /// - `GATEHOUSE_ISSUER` (string, default `gatehouse`): the `iss` claim of attestation tokens; backends
@@ -32,6 +41,9 @@ import Logging
 ///   address, and separately one device, may fetch per minute on one instance; more get 429.
 /// - `GATEHOUSE_CAPTCHA_ANSWERS_PER_MINUTE` (int, default `60`): captcha answers one client address
 ///   may send per minute on one instance.
+/// - `GATEHOUSE_ATTEST_REQUESTS_PER_MINUTE` (int, default `60`): attestation challenges, and separately
+///   token redemptions, that one client address, and separately one device, may ask for per minute
+///   on one instance; more get 429 (the SDK's -8).
 /// - `GATEHOUSE_GATE_CREDENTIAL_HEADER` (string, default `X-Gatehouse-Authorization`): the one header
 ///   `/v1/gate/verify` reads the gateway's Basic credential from; `Authorization` when the proxy sets
 ///   that instead. No other header is read, so a client's copy of another one never counts.
@@ -46,6 +58,7 @@ public struct GatehouseConfiguration: Sendable {
     public var port: Int
     public var databaseURL: String?
     public var databaseMaxConnections: Int
+    public var databaseTimeoutSeconds: Int
     public var dataDirectory: String
     public var masterKey: String?
     public var masterKeyFile: String?
@@ -53,10 +66,15 @@ public struct GatehouseConfiguration: Sendable {
     public var logLevel: Logger.Level
     public var trustedProxies: [CIDR]
     public var maxBodyBytes: Int
+    public var bodyTimeoutSeconds: Int
+    public var idleTimeoutSeconds: Int
+    public var maxConnections: Int
+    public var maxInFlight: Int
     public var purgeIntervalSeconds: Int
     public var issuer: String
     public var captchaChallengesPerMinute: Int
     public var captchaAnswersPerMinute: Int
+    public var attestRequestsPerMinute: Int
     public var gateCredentialHeader: String
     public var captchaEmbedOrigins: [String]
     public var stsPrivateEndpoints: Bool
@@ -66,6 +84,7 @@ public struct GatehouseConfiguration: Sendable {
         port: Int = 8080,
         databaseURL: String? = nil,
         databaseMaxConnections: Int = 20,
+        databaseTimeoutSeconds: Int = 5,
         dataDirectory: String = "./gatehouse-data",
         masterKey: String? = nil,
         masterKeyFile: String? = nil,
@@ -73,10 +92,15 @@ public struct GatehouseConfiguration: Sendable {
         logLevel: Logger.Level = .info,
         trustedProxies: [CIDR] = [],
         maxBodyBytes: Int = 65_536,
+        bodyTimeoutSeconds: Int = 10,
+        idleTimeoutSeconds: Int = 15,
+        maxConnections: Int = 4096,
+        maxInFlight: Int = 256,
         purgeIntervalSeconds: Int = 600,
         issuer: String = "gatehouse",
         captchaChallengesPerMinute: Int = 30,
         captchaAnswersPerMinute: Int = 60,
+        attestRequestsPerMinute: Int = 60,
         gateCredentialHeader: String = "X-Gatehouse-Authorization",
         captchaEmbedOrigins: [String] = [],
         stsPrivateEndpoints: Bool = false
@@ -85,6 +109,7 @@ public struct GatehouseConfiguration: Sendable {
         self.port = port
         self.databaseURL = databaseURL
         self.databaseMaxConnections = databaseMaxConnections
+        self.databaseTimeoutSeconds = databaseTimeoutSeconds
         self.dataDirectory = dataDirectory
         self.masterKey = masterKey
         self.masterKeyFile = masterKeyFile
@@ -92,10 +117,15 @@ public struct GatehouseConfiguration: Sendable {
         self.logLevel = logLevel
         self.trustedProxies = trustedProxies
         self.maxBodyBytes = maxBodyBytes
+        self.bodyTimeoutSeconds = bodyTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxConnections = maxConnections
+        self.maxInFlight = maxInFlight
         self.purgeIntervalSeconds = purgeIntervalSeconds
         self.issuer = issuer
         self.captchaChallengesPerMinute = captchaChallengesPerMinute
         self.captchaAnswersPerMinute = captchaAnswersPerMinute
+        self.attestRequestsPerMinute = attestRequestsPerMinute
         self.gateCredentialHeader = gateCredentialHeader
         self.captchaEmbedOrigins = captchaEmbedOrigins
         self.stsPrivateEndpoints = stsPrivateEndpoints
@@ -134,6 +164,7 @@ public struct GatehouseConfiguration: Sendable {
             port: port,
             databaseURL: databaseURL?.isEmpty == true ? nil : databaseURL,
             databaseMaxConnections: gatehouse.int(forKey: "database.max.connections", default: 20),
+            databaseTimeoutSeconds: min(120, max(1, gatehouse.int(forKey: "database.timeout.seconds", default: 5))),
             dataDirectory: gatehouse.string(forKey: "data.dir", default: "./gatehouse-data"),
             masterKey: gatehouse.string(forKey: "master.key", isSecret: true),
             masterKeyFile: gatehouse.string(forKey: "master.key.file"),
@@ -141,10 +172,15 @@ public struct GatehouseConfiguration: Sendable {
             logLevel: level,
             trustedProxies: proxies,
             maxBodyBytes: gatehouse.int(forKey: "max.body.bytes", default: 65_536),
+            bodyTimeoutSeconds: min(300, max(1, gatehouse.int(forKey: "body.timeout.seconds", default: 10))),
+            idleTimeoutSeconds: min(3600, max(1, gatehouse.int(forKey: "idle.timeout.seconds", default: 15))),
+            maxConnections: max(16, gatehouse.int(forKey: "max.connections", default: 4096)),
+            maxInFlight: max(1, gatehouse.int(forKey: "max.in.flight", default: 256)),
             purgeIntervalSeconds: max(0, gatehouse.int(forKey: "purge.interval.seconds", default: 600)),
             issuer: gatehouse.string(forKey: "issuer", default: "gatehouse"),
             captchaChallengesPerMinute: max(1, gatehouse.int(forKey: "captcha.challenges.per.minute", default: 30)),
             captchaAnswersPerMinute: max(1, gatehouse.int(forKey: "captcha.answers.per.minute", default: 60)),
+            attestRequestsPerMinute: max(1, gatehouse.int(forKey: "attest.requests.per.minute", default: 60)),
             gateCredentialHeader: gateHeader,
             captchaEmbedOrigins: embedOrigins,
             stsPrivateEndpoints: gatehouse.bool(forKey: "sts.private.endpoints", default: false)

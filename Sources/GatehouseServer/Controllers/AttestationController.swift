@@ -27,7 +27,12 @@ struct AttestationController {
                 from: body,
                 contentType: request.headers[.contentType]
             )
-            let issued = try await attestation.challenge(app: app, attestID: input.attestId, deviceID: input.deviceId)
+            let issued = try await attestation.challenge(
+                app: app,
+                attestID: input.attestId,
+                deviceID: input.deviceId,
+                address: context.clientAddress
+            )
             return try JSONBody.response(
                 Components.Schemas.AttestChallengeResponse(
                     code: ._0,

@@ -69,7 +69,7 @@ struct CaptchaController {
         routes.on(.post, "/v1/captcha/siteverify", for: .open) { request, context in
             let buffer = try await JSONBody.collect(request, context: context)
             var verdict = CaptchaOperations.Verdict.failure(.badRequest)
-            if let input = try Siteverify.Input.parse(String(buffer: buffer), contentType: request.headers[.contentType]) {
+            if let input = try Siteverify.Input.parse(try JSONBody.text(buffer), contentType: request.headers[.contentType]) {
                 verdict = try await captcha.siteverify(input)
             }
             // Turnstile's one structural refusal, `bad-request`, is also a 400; the rest are verdicts.

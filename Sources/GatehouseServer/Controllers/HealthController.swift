@@ -40,16 +40,21 @@ struct HealthController {
     }
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/health/live", for: .open) { _, _ in
+        routes.on(.get, "/health/live", for: .probes) { _, _ in
             try JSONBody.response(Components.Schemas.Liveness(status: .ok))
         }
-        routes.on(.get, "/health/ready", for: .open) { _, _ in try await ready() }
-        routes.on(.get, "/metrics", for: .open) { _, _ in metrics() }
+        routes.on(.get, "/health/ready", for: .probes) { _, _ in try await ready() }
+        routes.on(.get, "/metrics", for: .probes) { _, _ in metrics() }
     }
+
+    /// Readiness answers within a second: a load balancer must learn that the database is gone
+    /// sooner than a request would (`GATEHOUSE_DATABASE_TIMEOUT_SECONDS`).
+    static let readinessWait = Duration.seconds(1)
 
     private func ready() async throws -> Response {
         do {
-            let schema = try await store.schemaStatus()
+            let store = store
+            let schema = try await BoundedWait.run(within: Self.readinessWait) { try await store.schemaStatus() }
             let pending = schema.pending
             guard pending.isEmpty else {
                 throw Problem(

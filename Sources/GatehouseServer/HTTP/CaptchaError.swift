@@ -29,7 +29,7 @@ struct CaptchaError: HTTPResponseError {
     static func from(_ error: any Error) -> any Error {
         switch error {
         case let error as CaptchaError: return error
-        case let limited as CaptchaRateLimited:
+        case let limited as RateLimited:
             return CaptchaError(
                 status: .tooManyRequests,
                 code: .systemException,

@@ -7,6 +7,8 @@ import NIOCore
 public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The connection, to stop reading a body nobody will read (`RetryAfterMiddleware`).
+    let channel: any Channel
     /// Set by `AdminAuthMiddleware` for the operators' routes.
     public var actor: Actor?
     /// Set by `BackendAuthMiddleware` for the backend's and the gateway's routes.
@@ -16,10 +18,12 @@ public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestConte
     /// Set by `ClientAddressMiddleware`: the client's address after trusted proxies.
     public var clientAddress: String?
     var maxBodyBytes: Int = 65_536
+    var bodyTimeout: Duration = .seconds(10)
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 
     /// The app admitted by the backend or gateway guard. A route outside those groups asking for it

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseStore
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -30,17 +31,38 @@ enum JSONBody {
         return try decode(type, from: buffer, contentType: request.headers[.contentType], whenEmpty: whenEmpty)
     }
 
-    /// The whole body, up to the configured limit.
+    static let malformedJSON = Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
+
+    /// The body as text, refusing bytes that are not UTF-8 (rather than replacing them, which would
+    /// let a body mean something else to us than to whoever wrote it).
+    static func text(_ buffer: ByteBuffer) throws -> String {
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else { throw malformedJSON }
+        return text
+    }
+
+    /// The whole body, up to the configured size, within the configured time: a client that never
+    /// finishes sending gets 408 instead of holding a request (and its slot) open.
     static func collect(_ request: Request, context: GatehouseRequestContext) async throws -> ByteBuffer {
-        var request = request
+        let limit = context.maxBodyBytes
+        let tooSlow = Problem(
+            .requestTimeout,
+            code: "body_timeout",
+            title: "Body too slow",
+            detail: "The request body must arrive within \(context.bodyTimeout)."
+        )
         do {
-            return try await request.collectBody(upTo: context.maxBodyBytes)
+            return try await BoundedWait.run(within: context.bodyTimeout, otherwise: tooSlow) {
+                var request = request
+                return try await request.collectBody(upTo: limit)
+            }
+        } catch let problem as Problem {
+            throw problem
         } catch is NIOTooManyBytesError {
             throw Problem(
                 .contentTooLarge,
                 code: "body_too_large",
                 title: "Body too large",
-                detail: "Request bodies are limited to \(context.maxBodyBytes) bytes."
+                detail: "Request bodies are limited to \(limit) bytes."
             )
         } catch {
             // Only the client's bytes can fail here: a malformed chunk, or a body cut short.
@@ -69,11 +91,11 @@ enum JSONBody {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
                 (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil
             {
-                throw Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
+                throw malformedJSON
             }
             throw problem(for: error)
         } catch {
-            throw Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")
+            throw malformedJSON
         }
         try rejectNulls(in: data)
         return value

@@ -4,8 +4,11 @@ import Hummingbird
 /// Who may call a route. Each audience is a router group that carries its own authentication, so a
 /// route is admitted by the group it was registered in, never by a test on the path's spelling.
 enum Audience: CaseIterable, Sendable {
-    /// Health, the JWKS, the captcha page and its API, STS distribution (which checks its own
-    /// attestation token): no credential at this layer.
+    /// Liveness, readiness and metrics, for the orchestrator: never shed, so that an instance under a
+    /// flood still says it is alive.
+    case probes
+    /// The JWKS, the captcha page and its API, STS distribution (which checks its own attestation
+    /// token): no credential at this layer.
     case open
     /// `/v1/admin/...`: a bearer admin token.
     case operators
@@ -52,12 +55,14 @@ struct RouteRegistrar {
 
     var table: RouteTable { RouteTable(recorded.map { ($0.method, $0.path) }) }
 
-    /// `guards` holds the authentication of every audience but `.open`; a missing one is a
-    /// programming error caught at start, not a route left unguarded.
-    func install(on router: Router<Context>, guards: [Audience: any MiddlewareProtocol<Request, Response, Context>]) {
+    /// `guards` holds the authentication of every audience but `.open` and `.probes`; a missing one
+    /// is a programming error caught at start, not a route left unguarded. Every group but the
+    /// probes sheds load first, before its guard spends anything.
+    func install(on router: Router<Context>, guards: [Audience: any MiddlewareProtocol<Request, Response, Context>], limit: InFlightLimit) {
         for audience in Audience.allCases {
             let group = router.group()
-            if audience != .open {
+            if audience != .probes { group.add(middleware: SheddingMiddleware(limit: limit, audience: audience)) }
+            if audience != .open && audience != .probes {
                 guard let guardMiddleware = guards[audience] else { preconditionFailure("no guard for \(audience) routes") }
                 group.add(middleware: guardMiddleware)
             }

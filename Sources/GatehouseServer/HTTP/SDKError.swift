@@ -8,9 +8,12 @@ import Hummingbird
 /// message, as `application/json`. The HTTP status mirrors the code for proxies and logs.
 struct SDKError: HTTPResponseError {
     let refusal: SDKRefusal
+    /// A rate limit's refusal: 429 with this `Retry-After` (the SDK retries later, as for -8).
+    var retryAfter: Int? = nil
 
     var status: HTTPResponse.Status {
-        switch refusal.status {
+        if retryAfter != nil { return .tooManyRequests }
+        return switch refusal.status {
         case .success: .ok
         case .serverFailure: .serviceUnavailable
         case .appKeyEmpty, .paramsError: .badRequest
@@ -25,7 +28,9 @@ struct SDKError: HTTPResponseError {
             body["requestId"] = requestID.description
         }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// Maps whatever an SDK handler threw to the SDK's codes: bad input is -10, the database -8.
@@ -33,6 +38,15 @@ struct SDKError: HTTPResponseError {
         switch error {
         case let error as SDKError: return error
         case let refusal as SDKRefusal: return SDKError(refusal: refusal)
+        case let limited as RateLimited:
+            return SDKError(
+                refusal: SDKRefusal(
+                    .serverFailure,
+                    "rate_limited",
+                    "Too many requests from this address or device; retry after \(limited.retryAfter) s."
+                ),
+                retryAfter: limited.retryAfter
+            )
         case let error as DomainError: return SDKError(refusal: SDKRefusal(error))
         case let problem as Problem where (400..<500).contains(problem.status.code):
             return SDKError(refusal: SDKRefusal(.paramsError, problem.code, problem.detail ?? problem.title))

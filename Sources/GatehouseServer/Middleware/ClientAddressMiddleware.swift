@@ -10,10 +10,12 @@ struct ClientAddressMiddleware: RouterMiddleware {
 
     let trustedProxies: [CIDR]
     let maxBodyBytes: Int
+    let bodyTimeout: Duration
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         context.maxBodyBytes = maxBodyBytes
+        context.bodyTimeout = bodyTimeout
         context.clientAddress = ClientAddress.resolve(
             peer: context.remoteAddress?.ipAddress,
             forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ","),

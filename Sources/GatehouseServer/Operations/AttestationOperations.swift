@@ -13,6 +13,8 @@ public struct AttestationOperations: Sendable {
     let clock: any GatehouseClock
     let issuer: String
     let signatures: SignatureOperations
+    /// Challenges and redemptions per client address and device (`GATEHOUSE_ATTEST_REQUESTS_PER_MINUTE`).
+    let limits: RateLimits
     /// Shared by every copy of these operations, so by every request this instance serves.
     let verifiedTokens = VerifiedTokens()
 
@@ -23,9 +25,11 @@ public struct AttestationOperations: Sendable {
         keys: SigningKeyRing,
         clock: any GatehouseClock,
         issuer: String,
-        signatures: SignatureOperations
+        signatures: SignatureOperations,
+        limits: RateLimits
     ) {
         self.signatures = signatures
+        self.limits = limits
         self.store = store
         self.apps = apps
         self.box = box
@@ -133,9 +137,10 @@ public struct AttestationOperations: Sendable {
 
     /// What a started device must do for a token: proof-of-work as hard as the attester and the
     /// device's recent risk say, the captcha, or both.
-    public func challenge(app: App, attestID: String, deviceID: String) async throws -> IssuedChallenge {
-        let (attester, device) = try await attesterForDevice(app: app, attestID: attestID, deviceID: deviceID)
+    public func challenge(app: App, attestID: String, deviceID: String, address: String?) async throws -> IssuedChallenge {
         let now = clock.now()
+        try await limits.admit(.attestChallenge, address: address, device: try DeviceID(validating: deviceID), at: now)
+        let (attester, device) = try await attesterForDevice(app: app, attestID: attestID, deviceID: deviceID)
         let (difficulty, level) = try await difficulty(attester, app: app, device: device, at: now)
         let expiresAt = now.addingTimeInterval(TimeInterval(attester.challengeLifetimeSeconds))
         var generator = SystemRandomNumberGenerator()
@@ -170,11 +175,12 @@ public struct AttestationOperations: Sendable {
     ) async throws -> (
         token: String, claims: AttestationClaims, attester: Attester
     ) {
+        let now = clock.now()
+        try await limits.admit(.attestToken, address: address, device: try DeviceID(validating: deviceID), at: now)
         let (attester, device) = try await attesterForDevice(app: app, attestID: attestID, deviceID: deviceID)
         if let pay, !AttestationToken.isBindingHash(pay) {
             throw DomainError(.invalidBinding, "pay is base64(SHA-256(bound value)): 44 characters.", field: "pay")
         }
-        let now = clock.now()
         if attester.kind.asksForWork {
             guard let payload else {
                 throw DomainError(.invalidPowPayload, "This attester asks for proof-of-work: send the solved challenge as payload.", field: "payload")

@@ -8,9 +8,9 @@ public struct CaptchaOperations: Sendable {
     let store: any GatehouseStore
     let apps: AppOperations
     let clock: any GatehouseClock
-    let limits: CaptchaRateLimits
+    let limits: RateLimits
 
-    init(store: any GatehouseStore, apps: AppOperations, clock: any GatehouseClock, limits: CaptchaRateLimits) {
+    init(store: any GatehouseStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
         self.store = store
         self.apps = apps
         self.clock = clock
@@ -24,9 +24,7 @@ public struct CaptchaOperations: Sendable {
 
     public func createChallenge(appKey: String, request: CaptchaRequest, hostname: String?, address: String?) async throws -> IssuedPuzzle {
         let now = clock.now()
-        if case .limited(let retryAfter) = await limits.admitChallenge(address: address, device: request.deviceID, at: now) {
-            throw CaptchaRateLimited(retryAfter: retryAfter)
-        }
+        try await limits.admit(.captchaChallenge, address: address, device: request.deviceID, at: now)
         let app = try await apps.app(appKey)
         try app.requireActive()
         if let attestID = request.attestID {
@@ -59,9 +57,7 @@ public struct CaptchaOperations: Sendable {
 
     public func answer(appKey: String, challengeID: String, answer: DragAnswer, address: String?) async throws -> (CaptchaChallenge, AnswerOutcome) {
         let now = clock.now()
-        if case .limited(let retryAfter) = await limits.admitAnswer(address: address, at: now) {
-            throw CaptchaRateLimited(retryAfter: retryAfter)
-        }
+        try await limits.admit(.captchaAnswer, address: address, device: nil, at: now)
         let app = try await apps.app(appKey)
         try app.requireActive()
         let id = try CaptchaID(validating: challengeID)

@@ -1,0 +1,27 @@
+import HTTPTypes
+import Hummingbird
+
+/// Every 503 tells the client when to try again, whichever error vocabulary produced it (a problem,
+/// the SDK's -8, the captcha's or STS's shape): the database did not answer in time, or the
+/// instance shed the request. Outermost, so it sees the response every other layer settled on.
+///
+/// A request refused before its body was read (shed, too slow, too large) also ends its
+/// connection: after answering, the server would otherwise wait for the rest of a body that a slow
+/// client may never finish, and the connection would stay open past every timeout.
+struct RetryAfterMiddleware: RouterMiddleware {
+    typealias Context = GatehouseRequestContext
+    static let seconds = "2"
+    static let endsConnection: Set<HTTPResponse.Status> = [.serviceUnavailable, .requestTimeout, .contentTooLarge]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        if response.status == .serviceUnavailable && response.headers[.retryAfter] == nil {
+            response.headers[.retryAfter] = Self.seconds
+        }
+        if Self.endsConnection.contains(response.status) {
+            response.headers[.connection] = "close"
+            context.channel.close(mode: .input, promise: nil)
+        }
+        return response
+    }
+}

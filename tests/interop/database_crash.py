@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""A database that crashes under load, thirty times: every request is answered, and the instance
+recovers by itself.
+
+Starts its own PostgreSQL 15 cluster and one `gatehouse serve` against it, keeps eight clients
+busy (SDK device start and ztoken issuance, which go through the group commits, backend reads and
+operator writes), and stops the cluster with `pg_ctl stop -m immediate` and starts it again thirty
+times. Asserted:
+
+- no request is left unanswered (each client waits at most 30 s; the bound under test is the
+  database timeout, here 3 s), no answer is a 500, and every 503 carries Retry-After;
+- during one longer outage /health/ready says 503 within 2 s of the crash, and answers within 2 s
+  every time it is asked;
+- after the last cycle the same instance (no restart) becomes ready and serves 20 of 20 new SDK
+  requests and 20 of 20 operator writes.
+
+    database_crash.py --binary .build/debug/gatehouse [--cycles 30]
+"""
+import argparse
+import base64
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from sdk_sign import sign  # noqa: E402
+from interop_common import check, finish  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLIENT_WAIT = 30
+
+
+def free_port():
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def request(method, url, body=None, headers=None):
+    """(status, headers, seconds); status 0 when no answer came within CLIENT_WAIT."""
+    data = json.dumps(body).encode() if body is not None else None
+    started = time.monotonic()
+    call = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        call.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(call, timeout=CLIENT_WAIT) as response:
+            payload = response.read()
+            return response.status, dict(response.headers), time.monotonic() - started, payload
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), time.monotonic() - started, error.read()
+    except (TimeoutError, socket.timeout):
+        return 0, {}, time.monotonic() - started, b""
+    except (urllib.error.URLError, ConnectionError) as error:
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            return 0, {}, time.monotonic() - started, b""
+        return -1, {}, time.monotonic() - started, str(reason).encode()
+
+
+class Cluster:
+    def __init__(self, folder):
+        self.folder = folder
+        self.port = free_port()
+        self.bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+        self.url = subprocess.run(
+            [os.path.join(ROOT, "scripts", "pg-cluster.sh"), "start", folder, str(self.port)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    def pg_ctl(self, *args):
+        command = [os.path.join(self.bindir, "pg_ctl"), "-D", os.path.join(self.folder, "data"), *args]
+        if os.getuid() == 0:
+            command = ["runuser", "-u", os.environ.get("PG_CLUSTER_USER", "postgres"), "--"] + command
+        subprocess.run(command, capture_output=True, check=True)
+
+    def crash(self):
+        self.pg_ctl("-m", "immediate", "stop")
+
+    def start(self):
+        self.pg_ctl(
+            "-l", os.path.join(self.folder, "server.log"), "-w", "-o",
+            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off", "start",
+        )
+
+    def stop(self):
+        subprocess.run([os.path.join(ROOT, "scripts", "pg-cluster.sh"), "stop", self.folder], capture_output=True)
+
+
+class Load:
+    """Eight clients, each looping over a mix of requests; every answer is recorded."""
+
+    def __init__(self, base, admin, app):
+        self.base, self.admin, self.app = base, admin, app
+        self.answers = []
+        self.lock = threading.Lock()
+        self.running = True
+        self.threads = [threading.Thread(target=self.client, args=(index,), daemon=True) for index in range(8)]
+
+    def sdk(self, path, body):
+        raw = json.dumps(body).encode()
+        headers = sign(self.app["appKey"], self.app["secretKey"], "POST", path, raw)
+        headers["Content-Type"] = "application/json"
+        call = urllib.request.Request(self.base + path, data=raw, method="POST", headers=headers)
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(call, timeout=CLIENT_WAIT) as response:
+                return response.status, dict(response.headers), time.monotonic() - started, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), time.monotonic() - started, error.read()
+        except (TimeoutError, socket.timeout):
+            return 0, {}, time.monotonic() - started, b""
+        except (urllib.error.URLError, ConnectionError) as error:
+            return -1, {}, time.monotonic() - started, str(error).encode()
+
+    def one(self, index, step):
+        device = f"crash-{index}-{step}"
+        kind = step % 4
+        if kind == 0:
+            return "device start", self.sdk("/v1/sdk/device/start", {"deviceId": device, "collectType": 0, "platform": "ios"})
+        if kind == 1:
+            started = self.sdk("/v1/sdk/device/start", {"deviceId": f"crash-{index}", "collectType": 0, "platform": "ios"})
+            if started[0] != 200:
+                return "device start", started
+            device_id = json.loads(started[3])["deviceId"]
+            return "ztoken", self.sdk("/v1/sdk/ztoken", {"deviceId": device_id, "eventId": 3300, "accountId": f"acct-{index}"})
+        if kind == 2:
+            backend = "Basic " + base64.b64encode(f"{self.app['appKey']}:{self.app['serverSecret']}".encode()).decode()
+            return "backend read", request("GET", self.base + "/v1/backend/whoami", headers={"Authorization": backend})
+        return "operator write", request(
+            "PATCH", f"{self.base}/v1/admin/apps/{self.app['appKey']}/settings", {"ztokenTtlSeconds": 300 + step % 60}, self.admin
+        )
+
+    def client(self, index):
+        step = 0
+        while self.running:
+            what, answer = self.one(index, step)
+            with self.lock:
+                self.answers.append((what,) + answer[:3])
+            step += 1
+
+    def start(self):
+        for thread in self.threads:
+            thread.start()
+
+    def stop(self):
+        self.running = False
+        for thread in self.threads:
+            thread.join(CLIENT_WAIT * 3)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--cycles", type=int, default=30)
+    args = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="gatehouse-crash.")
+    os.chmod(folder, 0o755)
+    cluster = Cluster(os.path.join(folder, "pg"))
+    server = None
+    try:
+        master_key = base64.b64encode(os.urandom(32)).decode()
+        environment = dict(os.environ, GATEHOUSE_DATABASE_URL=cluster.url, GATEHOUSE_MASTER_KEY=master_key, GATEHOUSE_LOG_LEVEL="error")
+        subprocess.run([args.binary, "migrate"], env=environment, check=True, capture_output=True)
+        token = subprocess.run(
+            [args.binary, "admin-token", "create", "--name", "crash"], env=environment, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        port = free_port()
+        log = open(os.path.join(folder, "serve.log"), "w")
+        server = subprocess.Popen(
+            [args.binary, "serve", "--port", str(port)],
+            env=dict(environment, GATEHOUSE_DATABASE_TIMEOUT_SECONDS="3", GATEHOUSE_PURGE_INTERVAL_SECONDS="0"),
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            if request("GET", base + "/health/ready")[0] == 200:
+                break
+            time.sleep(0.2)
+        admin = {"Authorization": f"Bearer {token}"}
+        status, _, _, raw = request("POST", base + "/v1/admin/apps", {"name": "Crash", "platforms": ["ios"]}, admin)
+        assert status == 201, (status, raw)
+        created = json.loads(raw)
+        app = {"appKey": created["app"]["appKey"], "secretKey": created["secretKey"], "serverSecret": created["serverSecret"]}
+        status, _, _, raw = request("POST", f"{base}/v1/admin/apps/{app['appKey']}/events", {"eventId": 3300, "name": "login"}, admin)
+        assert status == 201, (status, raw)
+
+        load = Load(base, admin, app)
+        load.start()
+        time.sleep(1)
+        readiness = []
+        random.seed(20261123)
+        for cycle in range(args.cycles):
+            time.sleep(random.uniform(0.3, 1.0))
+            cluster.crash()
+            crashed = time.monotonic()
+            down = 5.0 if cycle == args.cycles // 2 else random.uniform(0.2, 1.2)
+            said_503 = None
+            while time.monotonic() - crashed < down:
+                status, headers, seconds, _ = request("GET", base + "/health/ready")
+                readiness.append((status, seconds))
+                if status == 503 and said_503 is None:
+                    said_503 = time.monotonic() - crashed
+                time.sleep(0.1)
+            if cycle == args.cycles // 2:
+                check(said_503 is not None and said_503 <= 2.0, f"a 5 s outage: /health/ready says 503 within 2 s ({said_503})")
+            cluster.start()
+        time.sleep(2)
+        load.stop()
+
+        answers = load.answers
+        unanswered = [a for a in answers if a[1] == 0]
+        refused_connections = [a for a in answers if a[1] == -1]
+        errors = [a for a in answers if a[1] >= 500 and a[1] != 503]
+        without_retry = [a for a in answers if a[1] == 503 and "Retry-After" not in a[2]]
+        served = [a for a in answers if 200 <= a[1] < 300]
+        unavailable = [a for a in answers if a[1] == 503]
+        slowest = max(a[3] for a in answers)
+        print(f"{len(answers)} requests in {args.cycles} crash cycles: {len(served)} served, {len(unavailable)} answered 503, "
+              f"slowest answer {slowest:.2f} s")
+        check(len(unanswered) == 0, f"every request answered within {CLIENT_WAIT} s ({len(unanswered)} left hanging)")
+        check(len(refused_connections) == 0, f"no connection refused or reset by the instance ({len(refused_connections)})")
+        check(len(errors) == 0, f"no 5xx but 503 ({sorted(set((a[0], a[1]) for a in errors))})")
+        check(len(without_retry) == 0, f"every 503 carries Retry-After ({len(without_retry)} without)")
+        check(slowest <= 12, f"the slowest answer came within 12 s (database timeout 3 s) ({slowest:.2f} s)")
+        check(len(served) > 0 and len(unavailable) > 0, "the load saw both service and outages")
+        slow_ready = [r for r in readiness if r[1] > 2.0]
+        check(not slow_ready, f"/health/ready always answered within 2 s during outages ({len(readiness)} asked, slowest "
+              f"{max(r[1] for r in readiness):.2f} s)")
+
+        # The same process, no restart: ready again, and serving.
+        recovered = None
+        started = time.monotonic()
+        while time.monotonic() - started < 30:
+            if request("GET", base + "/health/ready")[0] == 200:
+                recovered = time.monotonic() - started
+                break
+            time.sleep(0.2)
+        check(recovered is not None, f"ready again after the last restart ({recovered} s)")
+        after = Load(base, admin, app)
+        sdk_ok = sum(after.one(100, 0)[1][0] == 200 for _ in range(20))
+        check(sdk_ok == 20, f"after 30 crashes, {sdk_ok} of 20 new SDK device starts served")
+        writes_ok = sum(after.one(100, 3)[1][0] == 200 for _ in range(20))
+        check(writes_ok == 20, f"after 30 crashes, {writes_ok} of 20 operator writes served")
+        check(server.poll() is None, "the instance never exited")
+    finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    finish("database crash")
+
+
+if __name__ == "__main__":
+    main()
