@@ -184,6 +184,9 @@ import Testing
         let verdict = RiskEngine.judge(inputs(state), rules: rules)
         #expect(verdict.decision == .reject && verdict.score == 100)
         #expect(verdict.tags.contains { $0.tag.hasPrefix("token.") })
+        // Reasons are sentences an operator reads, not an enum's raw value.
+        let reason = verdict.tags.first { $0.tag.hasPrefix("token.") }?.reason ?? ""
+        #expect(reason.hasPrefix("The ztoken ") && !reason.contains("wrong") && reason.hasSuffix("."))
     }
 
     @Test func signalsAndVelocityAddUpToReviewThenReject() {

@@ -257,6 +257,37 @@ import Testing
             #expect(
                 source.contains("messageHandlers") && source.contains("postMessage") && !source.contains("http://") && !source.contains("https://")
             )
+            // Framed only by its own origin, and a pass token is never posted to any origin at all.
+            #expect(policy.hasSuffix("frame-ancestors 'self'") && !source.contains(#""*""#))
+        }
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func theEmbeddingOriginsComeFromConfiguration(kind: TestStoreKind) async throws {
+        let origins: @Sendable (inout GatehouseConfiguration) -> Void = {
+            $0.captchaEmbedOrigins = ["https://shop.example.com", "http://localhost:3000"]
+        }
+        try await withServer(kind, configure: origins) { server in
+            let page = try await server.client.execute(uri: "/captcha", method: .get, headers: [:], body: nil)
+            let policy = try #require(page.headers[.contentSecurityPolicy])
+            #expect(policy.hasSuffix("frame-ancestors 'self' https://shop.example.com http://localhost:3000"))
+            #expect(String(buffer: page.body).contains(#"content="https://shop.example.com http://localhost:3000""#))
+        }
+    }
+
+    /// Siteverify reads its body as UTF-8 strictly, as every other endpoint does: bytes that are not
+    /// UTF-8 never turn into a token that happens to parse.
+    @Test(arguments: TestStoreKind.available)
+    func siteverifyRefusesBytesThatAreNotUTF8(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let body: [UInt8] = Array("secret=abcde%3Ax&response=gcp_".utf8) + [0xFF, 0xFE] + Array("x".utf8)
+            let answer = try await server.send(
+                .post,
+                "/v1/captcha/siteverify",
+                headers: [.contentType: "application/x-www-form-urlencoded"],
+                rawBody: body
+            )
+            #expect(answer.status == .badRequest && answer.json?["code"] as? String == "malformed_json")
         }
     }
 

@@ -33,18 +33,12 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from sdk_sign import sign  # noqa: E402
-from interop_common import check, finish  # noqa: E402
+from interop_common import check, finish, free_port  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLIENT_WAIT = 30
 
 
-def free_port():
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def request(method, url, body=None, headers=None):

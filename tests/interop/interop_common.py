@@ -42,6 +42,17 @@ def call(method, url, body=None, headers=None, form=False):
         return error.code, dict(error.headers), parsed
 
 
+def free_port():
+    """A port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
 def finish(what):
     """Exits 1 if any check failed."""
     if FAILURES:

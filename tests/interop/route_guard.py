@@ -28,7 +28,7 @@ import urllib.parse
 
 import yaml
 
-from interop_common import call, check, finish
+from interop_common import call, check, finish, free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -262,14 +262,6 @@ http {{
     return f"http://127.0.0.1:{port}", lambda: subprocess.run([nginx, "-p", workdir, "-c", path, "-s", "stop"])
 
 
-def free_port():
-    import socket
-
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def gate_header_cannot_be_set(nginx, base, creds, workdir):

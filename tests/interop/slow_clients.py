@@ -38,19 +38,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from sdk_sign import sign  # noqa: E402
-from interop_common import call, check, finish  # noqa: E402
+from interop_common import call, check, finish, free_port  # noqa: E402
 
 IDLE = 8
 BODY = 3
 IN_FLIGHT = 64
 
 
-def free_port():
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def percentile(values, fraction):

@@ -19,7 +19,6 @@ import http.server
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,7 @@ from freezegun import freeze_time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from attestation_interop import Gatehouse, redeem, solve  # noqa: E402
-from interop_common import call, check, finish  # noqa: E402
+from interop_common import call, check, finish, free_port  # noqa: E402
 
 BUCKET = "photos"
 # Written with spaces, as people write policies: the form body must carry them as botocore does
@@ -56,12 +55,6 @@ OSS_TEMPLATE = json.dumps(
     },
     separators=(",", ":"),
 )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve(handler):

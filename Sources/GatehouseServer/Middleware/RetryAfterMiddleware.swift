@@ -5,13 +5,14 @@ import Hummingbird
 /// the SDK's -8, the captcha's or STS's shape): the database did not answer in time, or the
 /// instance shed the request. Outermost, so it sees the response every other layer settled on.
 ///
-/// A request refused before its body was read (shed, too slow, too large) also ends its
-/// connection: after answering, the server would otherwise wait for the rest of a body that a slow
-/// client may never finish, and the connection would stay open past every timeout.
+/// A request shed or timed out before its body was read also ends its connection: after answering,
+/// the server would otherwise wait for the rest of a body that a slow client may never finish, and
+/// the connection would stay open past every timeout. (A 413 keeps its connection: its client has
+/// already sent the body limit's worth at full speed, and clients commonly reuse the connection.)
 struct RetryAfterMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     static let seconds = "2"
-    static let endsConnection: Set<HTTPResponse.Status> = [.serviceUnavailable, .requestTimeout, .contentTooLarge]
+    static let endsConnection: Set<HTTPResponse.Status> = [.serviceUnavailable, .requestTimeout]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
