@@ -310,6 +310,14 @@ def main():
         assert token, "no development admin token"
         admin = {"Authorization": f"Bearer {token}"}
         base = f"http://127.0.0.1:{port}"
+        # The token is printed before the server listens.
+        for _ in range(150):
+            try:
+                if call("GET", base + "/health/live")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
         status, _, created = call("POST", base + "/v1/admin/apps", {"name": "Slow", "platforms": ["ios"]}, admin)
         assert status == 201, (status, created)
         app = {"appKey": created["app"]["appKey"], "secretKey": created["secretKey"], "serverSecret": created["serverSecret"]}
