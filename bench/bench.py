@@ -16,11 +16,13 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +33,9 @@ from sdk_sign import sign  # noqa: E402
 
 LUA = os.path.join(ROOT, "bench", "requests.lua")
 DEVICES = 256
+# Issue 18's attack: 2,000 connections for 20 s.
+FLOOD_CONNECTIONS = 2000
+FLOOD_SECONDS = 20
 
 
 def account(device):
@@ -88,7 +93,7 @@ class Cluster:
         bindir = subprocess.run(["pg_config", "--bindir"], check=True, capture_output=True, text=True).stdout.strip()
         command = [os.path.join(bindir, "pgbench"), "-n", "-M", "prepared", "-c", str(connections), "-j", "2",
                    "-T", str(duration), "-f", script, self.url]
-        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        output = subprocess.run(command, check=True, capture_output=True, text=True, preexec_fn=open_files_up_to_hard_limit).stdout
         return float(re.search(r"tps = ([0-9.]+)", output).group(1))
 
     def sql(self, statement):
@@ -186,8 +191,40 @@ def wrk(url, script_args, connections, duration, pause_ms=0):
             # (a Poisson stream), as independent users' do, not in step with the other connections.
             paced.write(plain.read() + PACED_DELAY % pause_ms)
     command = ["wrk", "-t", "2", "-c", str(connections), "-d", "%ds" % duration, "--timeout", "10s", "-s", script, url] + script_args + ["2"]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    output = subprocess.run(command, check=True, capture_output=True, text=True, preexec_fn=open_files_up_to_hard_limit).stdout
     return json.loads([text for text in output.splitlines() if text.startswith("{")][-1])
+
+
+def open_files_up_to_hard_limit():
+    # The flood's 2,000 connections need more descriptors than a shell's usual soft limit of 1,024.
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class LivenessProbe(threading.Thread):
+    """GET /health/live every 50 ms on its own connection each time, as an orchestrator's probe does."""
+
+    def __init__(self, url):
+        super().__init__(daemon=True)
+        self.url, self.latencies, self.failures = url, [], 0
+        self.stopping = threading.Event()
+
+    def run(self):
+        while not self.stopping.wait(0.05):
+            started = time.monotonic()
+            try:
+                status = call(self.url + "/health/live")[0]
+            except (OSError, urllib.error.URLError):
+                status = 0
+            self.latencies.append((time.monotonic() - started) * 1000)
+            self.failures += status != 200
+
+    def stop(self):
+        self.stopping.set()
+        self.join()
+        ordered = sorted(self.latencies) or [0.0]
+        return {"probes": len(self.latencies), "failures": self.failures,
+                "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], "max_ms": ordered[-1]}
 
 
 def ztoken_lookups(server):
@@ -383,6 +420,20 @@ def main():
         gated = wrk(server.url, [os.path.join(work, "gate.txt"), ""], connections, duration)
         record("gate verify with a valid token", gated, "plain-text floor", plain_again["rate"])
 
+        # 7. A flood: 2,000 connections, each sending its next request as soon as the last is answered,
+        # on an authenticated backend route. Each answer must come within a second, served or shed
+        # (503), and none left waiting; the liveness probe beside it must stay fast.
+        write_lines(os.path.join(work, "whoami.txt"), [line("GET", "/v1/backend/whoami", {"Authorization": app.backend})])
+        probe = LivenessProbe(server.url)
+        probe.start()
+        # The smoke run (debug build, in CI) only checks that the step works, with a tenth of the connections.
+        flood_connections = FLOOD_CONNECTIONS // 10 if arguments.smoke else FLOOD_CONNECTIONS
+        flooded = wrk(server.url, [os.path.join(work, "whoami.txt"), ""], flood_connections, 2 if arguments.smoke else FLOOD_SECONDS)
+        flooded["live"] = probe.stop()
+        print("flood: %d connections, %.0f answers/s, %d shed, %d timed out, p99 %.0f ms, p99.9 %.0f ms; /health/live p99 %.0f ms, max %.0f ms"
+              % (flood_connections, flooded["rate"], flooded["shed"], flooded["timeouts"], flooded["p99_ms"], flooded["p999_ms"],
+                 flooded["live"]["p99_ms"], flooded["live"]["max_ms"]), flush=True)
+
         _, peak_rss = rss_kib(server.process.pid)
         peak_step = next((name for name, high in peaks if high >= peak_rss), "setup")
         failures = {name: measured["non2xx"] + measured["errors"] for name, measured, *_ in results if isinstance(measured, dict)}
@@ -395,12 +446,17 @@ def main():
             problems.append("only %d of %d risk queries looked up their ztoken (the others were refused early)"
                             % (lookups_before, queried["requests"] + at_half["requests"]))
 
+        if flooded["non2xx"] != flooded["shed"]:
+            problems.append("flood: %d answers neither 2xx nor 503" % (flooded["non2xx"] - flooded["shed"]))
+        if flooded["errors"] or flooded["live"]["failures"]:
+            problems.append("flood: %d requests unanswered or failed (%d past wrk's 10 s), %d liveness probes failed"
+                            % (flooded["errors"], flooded["timeouts"], flooded["live"]["failures"]))
         if forged["database"]:
             problems.append("forged ztokens touched the ztoken table %d times" % forged["database"])
         if problems:
             raise SystemExit("the run is not valid: " + "; ".join(problems))
         if not arguments.smoke:
-            write_report(arguments, results, idle_rss, peak_rss, peak_step, server.ready_seconds, connections, duration)
+            write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, server.ready_seconds, connections, duration)
         print("\nbench: done")
     finally:
         if server:
@@ -416,7 +472,7 @@ def version(command):
         return "?"
 
 
-def write_report(arguments, results, idle_rss, peak_rss, peak_step, ready, connections, duration):
+def write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, ready, connections, duration):
     rows = []
     for name, measured, floor_name, floor, unit in results:
         rate = measured["rate"] if isinstance(measured, dict) else measured
@@ -442,11 +498,23 @@ pgbench: {connections} clients, prepared statements, the same {duration} s.
 | --- | --- | --- | --- |
 {rows}
 
+The flood (issue 18's attack): {flood_connections} connections for {flood_seconds} s on `GET /v1/backend/whoami`, each
+sending its next request as soon as the last is answered (wrk, `--timeout 10s`), with `GET /health/live`
+probed every 50 ms beside it on a new connection each time. {flood_rate:.0f} answers/s, of which
+{flood_shed} were shed (503 with `Retry-After`) and {flood_served} served; latency of all answers p50 / p99 / p99.9
+{flood_p50:.0f} / {flood_p99:.0f} / {flood_p999:.0f} ms; {flood_timeouts} requests left unanswered past 10 s and
+{flood_errors} failed. `/health/live`: p99 {live_p99:.0f} ms, max {live_max:.0f} ms over {live_probes} probes.
+
 Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak (reached by the end of: {peak_step}). Ready {ready:.3f} s after start (schema in place).
 """.format(command=arguments.command, date=datetime.date.today().isoformat(), cores=os.cpu_count(), cpu=cpu,
            memory=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30), system=platform.platform(),
            swift=version(["swift", "--version"]), postgres=version(["postgres", "--version"]) if shutil.which("postgres") else version([os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip(), "postgres"), "--version"]),
            wrk=version(["wrk", "--version"]), connections=connections, duration=duration, rows="\n".join(rows),
+           flood_connections=FLOOD_CONNECTIONS, flood_seconds=FLOOD_SECONDS, flood_rate=flooded["rate"],
+           flood_shed=flooded["shed"], flood_served=flooded["requests"] - flooded["non2xx"], flood_p50=flooded["p50_ms"],
+           flood_p99=flooded["p99_ms"], flood_p999=flooded["p999_ms"], flood_timeouts=flooded["timeouts"],
+           flood_errors=flooded["errors"], live_p99=flooded["live"]["p99_ms"], live_max=flooded["live"]["max_ms"],
+           live_probes=flooded["live"]["probes"],
            idle=idle_rss / 1024, peak=peak_rss / 1024, peak_step=peak_step, ready=ready)
     marker = "<!-- bench/run writes everything above this line -->"
     rest = ""

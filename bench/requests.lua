@@ -2,7 +2,7 @@
 -- The file (first script argument) holds one request per line:
 --   METHOD \t PATH \t Header: value \x1f Header: value ... \t BODY
 -- Thread i of n takes lines i, i+n, i+2n, ...; when its lines run out it starts over, and the
--- summary counts the non-2xx answers that follow. With a second argument, the
+-- summary counts the non-2xx answers that follow (and, of those, the 503s: load shed). With a second argument, the
 -- ztoken ("z") of each 2xx answer is appended to <argument 2>.<thread> (ztokens for the
 -- risk-query run). done() prints one JSON line with the rate and latency percentiles.
 local threads = {}
@@ -46,6 +46,7 @@ function init(args)
    end
    position = 0
    failures = 0
+   shed = 0
    capture = args[2] ~= "" and args[2] or nil
    if capture then
       captured = assert(io.open(capture .. "." .. id, "w"))
@@ -62,6 +63,7 @@ end
 function response(status, headers, body)
    if status < 200 or status > 299 then
       failures = failures + 1
+      if status == 503 then shed = shed + 1 end
    elseif captured then
       local value = string.match(body, '"z"%s*:%s*"([^"]+)"')
       if value then captured:write(value, "\n") end
@@ -69,11 +71,14 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-   local failed = 0
-   for _, thread in ipairs(threads) do failed = failed + (thread:get("failures") or 0) end
+   local failed, shed = 0, 0
+   for _, thread in ipairs(threads) do
+      failed = failed + (thread:get("failures") or 0)
+      shed = shed + (thread:get("shed") or 0)
+   end
    io.write(string.format(
-      '{"requests":%d,"seconds":%.3f,"rate":%.1f,"non2xx":%d,"errors":%d,"p50_ms":%.3f,"p99_ms":%.3f,"p999_ms":%.3f}\n',
-      summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6), failed,
-      summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+      '{"requests":%d,"seconds":%.3f,"rate":%.1f,"non2xx":%d,"shed":%d,"errors":%d,"timeouts":%d,"p50_ms":%.3f,"p99_ms":%.3f,"p999_ms":%.3f}\n',
+      summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6), failed, shed,
+      summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.errors.timeout,
       latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000))
 end

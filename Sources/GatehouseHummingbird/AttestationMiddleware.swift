@@ -50,23 +50,22 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let token = HTTPField.Name(configuration.tokenHeader).flatMap { request.headers[$0] }
         let bound = configuration.bindHeader.flatMap { HTTPField.Name($0) }.flatMap { request.headers[$0] }
-        var keys = AttestationVerificationKeys(published: [:])
-        if let token, case .success(let jws) = CompactJWS.parse(token) {
-            if let kid = jws.keyID, let key = try await jwks.key(kid: kid) { keys.published[kid] = key }
-        }
-        for (attestID, secret) in configuration.sharedSecrets {
-            if let bytes = Data(base64Encoded: secret) { keys.sharedSecrets[attestID] = SymmetricKey(data: bytes) }
-        }
-        let verified = AttestationToken.verify(
+        let verified = try await AttestationToken.verify(
             token,
             appKey: configuration.appKey,
             attestID: configuration.attestID,
             boundValue: bound,
             requireBinding: configuration.bindHeader != nil,
-            keys: keys,
             at: Date(),
             verified: verifiedTokens
-        )
+        ) { presented in
+            var keys = AttestationVerificationKeys(published: [:])
+            if let kid = presented.jws.keyID, let key = try await jwks.key(kid: kid) { keys.published[kid] = key }
+            for (attestID, secret) in configuration.sharedSecrets {
+                if let bytes = Data(base64Encoded: secret) { keys.sharedSecrets[attestID] = SymmetricKey(data: bytes) }
+            }
+            return keys
+        }
         switch verified {
         case .failure(let reason):
             return challenge(reason)

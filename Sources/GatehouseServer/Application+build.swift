@@ -16,13 +16,7 @@ public func buildApplication(
     var logger = baseLogger ?? Logger(label: "gatehouse")
     logger.logLevel = configuration.logLevel
 
-    let (box, generatedKeyPath) = try configuration.loadSecretBox()
-    if let generatedKeyPath {
-        logger.warning(
-            "generated a development master key; set GATEHOUSE_MASTER_KEY in production",
-            metadata: ["path": .string(generatedKeyPath)]
-        )
-    }
+    let box = try openSecretBox(configuration, logger: logger)
     logger.info("opening store", metadata: ["location": .string(configuration.storeLocation.description)])
     let storeService = try await StoreService.open(
         configuration.storeLocation,
@@ -34,81 +28,20 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
-    guard GatewayCredential.isAcceptableHeader(configuration.gateCredentialHeader),
-        let gateCredentialHeader = HTTPField.Name(configuration.gateCredentialHeader)
-    else { throw ConfigurationError("the gate's credential header '\(configuration.gateCredentialHeader)' cannot be used") }
+    let gateCredentialHeader = try GatewayCredential.header(named: configuration.gateCredentialHeader)
     let router = Router(context: GatehouseRequestContext.self)
-    var routes = RouteRegistrar()
-    HealthController(store: store, registry: registry).register(on: &routes)
-    AdminAppsController(operations: operations, clock: clock).register(on: &routes)
-    BackendController().register(on: &routes)
-    let risk = RiskOperations(store: store, box: box, clock: clock)
-    let sdkOperations = SDKOperations(store: store, box: box, clock: clock)
-    SDKController(operations: sdkOperations).register(on: &routes)
-    RiskController(risk: risk).register(on: &routes)
-    AdminRiskController(risk: risk).register(on: &routes)
-    let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
-    let signatures = SignatureOperations(store: store, box: box, clock: clock)
-    let limits = RateLimits(
-        captchaChallengesPerMinute: configuration.captchaChallengesPerMinute,
-        captchaAnswersPerMinute: configuration.captchaAnswersPerMinute,
-        attestRequestsPerMinute: configuration.attestRequestsPerMinute
-    )
-    let attestation = AttestationOperations(
-        store: store,
-        apps: operations,
-        box: box,
-        keys: signingKeys,
-        clock: clock,
-        issuer: configuration.issuer,
-        signatures: signatures,
-        limits: limits
-    )
-    AttestationController(attestation: attestation).register(on: &routes)
-    AdminAttestationController(attestation: attestation).register(on: &routes)
-    CaptchaController(
-        captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: limits),
-        embedOrigins: configuration.captchaEmbedOrigins
-    ).register(on: &routes)
-    SignatureController(signatures: signatures).register(on: &routes)
-    let upstream = STSClient(allowInternalEndpoints: configuration.stsPrivateEndpoints)
-    AdminStorageController(
-        roles: StorageRoleOperations(store: store, apps: operations, box: box, clock: clock, allowInternalEndpoints: upstream.allowInternalEndpoints)
-    ).register(on: &routes)
-    let storage = StorageOperations(
-        store: store,
-        apps: operations,
-        attestation: attestation,
-        box: box,
-        clock: clock,
-        sts: upstream,
-        onUpstreamCall: { provider in
-            registry.makeCounter(name: "gatehouse_sts_upstream_calls_total", labels: [("provider", provider.rawValue)]).increment()
-        }
-    )
-    StorageController(storage: storage).register(on: &routes)
-
-    router.addMiddleware {
-        RetryAfterMiddleware()
-        RequestIDMiddleware()
-        ClientAddressMiddleware(
-            trustedProxies: configuration.trustedProxies,
-            maxBodyBytes: configuration.maxBodyBytes,
-            bodyTimeout: .seconds(configuration.bodyTimeoutSeconds)
-        )
-        MetricsMiddleware(registry: registry)
-        AccessLogMiddleware()
-        ProblemMiddleware(routes: routes.table)
-    }
-    routes.install(
+    let (routes, sdkOperations) = capabilityRoutes(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations)
+    installMiddleware(
         on: router,
+        routes: routes,
+        configuration,
+        registry: registry,
         guards: [
             .operators: AdminAuthMiddleware(tokens: store, clock: clock),
             .backend: BackendAuthMiddleware(apps: operations, header: .authorization),
             .gateway: BackendAuthMiddleware(apps: operations, header: gateCredentialHeader),
             .sdk: SDKAuthMiddleware(operations: sdkOperations),
-        ],
-        limit: InFlightLimit(capacity: configuration.maxInFlight)
+        ]
     )
 
     var app = Application(
@@ -139,6 +72,42 @@ public func buildApplication(
         }
     }
     return app
+}
+
+/// What every request meets before its route group (request ids, the client's address and body
+/// limits, metrics, the access log, problems), then each audience's group behind its guard.
+private func installMiddleware(
+    on router: Router<GatehouseRequestContext>,
+    routes: RouteRegistrar,
+    _ configuration: GatehouseConfiguration,
+    registry: PrometheusCollectorRegistry,
+    guards: [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>]
+) {
+    router.addMiddleware {
+        RetryAfterMiddleware()
+        RequestIDMiddleware()
+        ClientAddressMiddleware(
+            trustedProxies: configuration.trustedProxies,
+            maxBodyBytes: configuration.maxBodyBytes,
+            bodyTimeout: .seconds(configuration.bodyTimeoutSeconds)
+        )
+        MetricsMiddleware(registry: registry)
+        AccessLogMiddleware()
+        ProblemMiddleware(routes: routes.table)
+    }
+    routes.install(on: router, guards: guards, limit: InFlightLimit(capacity: configuration.maxInFlight))
+}
+
+/// The master key's box; a development key generated for a newcomer is said in the log.
+private func openSecretBox(_ configuration: GatehouseConfiguration, logger: Logger) throws -> SecretBox {
+    let (box, generatedKeyPath) = try configuration.loadSecretBox()
+    if let generatedKeyPath {
+        logger.warning(
+            "generated a development master key; set GATEHOUSE_MASTER_KEY in production",
+            metadata: ["path": .string(generatedKeyPath)]
+        )
+    }
+    return box
 }
 
 /// Migrates if asked, then checks the master key against the database's stored check value.

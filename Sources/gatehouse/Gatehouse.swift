@@ -57,8 +57,6 @@ func withOperatorStore<T: Sendable>(
             if configuration.databaseURL == nil { _ = try await store.migrate() }
             return try await body(store, configuration, origin)
         }
-    } catch let problem as Problem {
-        throw OperatorError(description: "\(problem.code): \(problem.detail ?? problem.title)")
     } catch let error as DomainError {
         throw OperatorError(description: error.description)
     } catch let error as StoreError {

@@ -27,15 +27,15 @@ import Testing
 
                 // Before: an app with an attested device, an HS256 attester, a role with cached credentials.
                 let caller = try await Self.serving(configuration, adminToken, database) { server in
-                    let caller = try await StorageFlowTests.attestedCaller(server)
+                    let caller = try await STSFlowTests.attestedCaller(server)
                     let hs256 = try await server.send(
                         .post,
                         "/v1/admin/apps/\(caller.app.appKey)/attesters",
                         body: #"{"attestId":"shared-key","pow":{"maxNumber":1000},"algorithm":"HS256"}"#
                     )
                     #expect(hs256.status == .created, "\(hs256.json ?? [:])")
-                    try await StorageFlowTests.createRole(server, caller, "uploads", sts: stsURL)
-                    #expect(try await StorageFlowTests.token(server, caller, role: "uploads").0 == .ok)
+                    try await STSFlowTests.createRole(server, caller, "uploads", sts: stsURL)
+                    #expect(try await STSFlowTests.token(server, caller, role: "uploads").0 == .ok)
                     return caller
                 }
                 #expect(await sts.callCount == 1)
@@ -72,7 +72,7 @@ import Testing
                         body: #"{"token":"\#(caller.token)","attestId":"login-pow"}"#
                     )
                     #expect(checked.status == .ok && checked.json?["active"] as? Bool == true, "\(checked.json ?? [:])")
-                    let (status, credentials) = try await StorageFlowTests.token(server, caller, role: "uploads")
+                    let (status, credentials) = try await STSFlowTests.token(server, caller, role: "uploads")
                     #expect(status == .ok, "\(credentials)")
                 }
                 // The sealed credential cache was dropped, so that took a fresh upstream call.

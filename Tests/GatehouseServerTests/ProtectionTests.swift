@@ -125,11 +125,11 @@ import Testing
                 "https://[fd00::1]", "https://localhost", "https://sts.internal", "https://metadata", "ftp://sts.amazonaws.com",
             ]
             for (index, endpoint) in inward.enumerated() {
-                let body = StorageRoleFlowTests.roleBody("role-\(index)").replacingOccurrences(of: "http://127.0.0.1:5000", with: endpoint)
+                let body = STSRoleFlowTests.roleBody("role-\(index)").replacingOccurrences(of: "http://127.0.0.1:5000", with: endpoint)
                 let refused = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/roles", body: body)
                 #expect(refused.status == .badRequest && refused.json?["field"] as? String == "stsEndpoint", "\(endpoint): \(refused.json ?? [:])")
             }
-            let body = StorageRoleFlowTests.roleBody("public").replacingOccurrences(of: "http://127.0.0.1:5000", with: "https://sts.amazonaws.com")
+            let body = STSRoleFlowTests.roleBody("public").replacingOccurrences(of: "http://127.0.0.1:5000", with: "https://sts.amazonaws.com")
             #expect(try await server.send(.post, "/v1/admin/apps/\(app.appKey)/roles", body: body).status == .created)
             let moved = try await server.send(.patch, "/v1/admin/apps/\(app.appKey)/roles/public", body: #"{"stsEndpoint":"https://192.168.1.1"}"#)
             #expect(moved.status == .badRequest && moved.json?["field"] as? String == "stsEndpoint")

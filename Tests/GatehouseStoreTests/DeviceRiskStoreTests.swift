@@ -57,7 +57,7 @@ import Testing
     }
 
     /// A judge that records what the store found, as the real one does.
-    static func record(_ keys: RiskQueryKeys, _ context: RiskContext) -> RiskDecisionRecord {
+    static func record(_ keys: RiskQuery, _ context: RiskFacts) -> RiskDecisionRecord {
         let state: ZTokenState =
             switch context.consumption {
             case .consumed: .fresh
@@ -72,23 +72,23 @@ import Testing
             deviceID: keys.deviceID,
             tokenID: keys.tokenID,
             tokenState: state,
-            clientAddress: keys.clientAddress,
+            clientAddress: keys.clientAddress.description,
             userAgent: nil,
             pageURL: nil,
             verdict: RiskVerdict(decision: state == .fresh ? .pass : .reject, score: state == .fresh ? 0 : 100, tags: []),
-            decidedAt: keys.now
+            decidedAt: keys.at
         )
     }
 
-    func keys(_ app: App, _ claims: ZTokenClaims?, account: String = "u1", at time: Date? = nil) throws -> RiskQueryKeys {
-        RiskQueryKeys(
+    func keys(_ app: App, _ claims: ZTokenClaims?, account: String = "u1", at time: Date? = nil) throws -> RiskQuery {
+        RiskQuery(
             appID: app.id,
             eventID: try EventID(validating: 3301),
             accountID: try AccountID(validating: account),
-            tokenID: claims?.tokenID,
-            deviceID: claims?.deviceID,
-            clientAddress: "198.51.100.7",
-            now: time ?? now.addingTimeInterval(1)
+            clientAddress: IPAddress("198.51.100.7")!,
+            tokenState: claims == nil ? .forged : .fresh,
+            claims: claims,
+            at: time ?? now.addingTimeInterval(1)
         )
     }
 
@@ -211,13 +211,13 @@ import Testing
             #expect(page.count == 200)
 
             let queryKeys = try keys(app, nil, account: "u7")
-            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.context.listEntries.isEmpty)
+            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.facts.listEntries.isEmpty)
             let entry = RiskListEntry(id: UUID(), appID: app.id, kind: .deny, subject: .account, value: "u7", note: nil, createdAt: now)
             try await store.addListEntry(
                 entry,
                 audit: origin.entry(at: now, action: "list.add", targetType: "list", targetID: "x", appID: app.id, before: nil, after: nil)
             )
-            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.context.listEntries == [entry])
+            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.facts.listEntries == [entry])
         }
     }
 

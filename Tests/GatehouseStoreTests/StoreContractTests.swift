@@ -222,7 +222,7 @@ import Testing
         try await withMigratedStore(kind) { (store, _) async throws in
             try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             for statement in ["UPDATE audit_log SET actor = 'cli:mallory'", "DELETE FROM audit_log"] {
-                await #expect(throws: StoreError.self) { try await store.executeForTests(statement) }
+                await #expect(throws: StoreError.self) { try await store.execute(statement) }
             }
             let records = try await store.auditRecords(before: nil, appID: nil, limit: 10)
             #expect(records.map(\.entry.actor.name) == ["test"])

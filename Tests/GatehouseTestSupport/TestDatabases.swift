@@ -1,7 +1,8 @@
 import Foundation
-import GatehouseStore
 import Logging
 import PostgresNIO
+
+@testable import GatehouseStore
 
 /// The two stores every contract test runs against. PostgreSQL comes from
 /// `GATEHOUSE_TEST_POSTGRES_URL` (`.ci/run` starts a throwaway cluster and sets it); when it is absent
@@ -72,8 +73,16 @@ public struct TestDatabase: Sendable {
     /// The names are generated here, never from input.
     private static func administer(_ url: String, _ statement: String) async throws {
         try await StoreService.withStore(.postgres(url: url), logger: logger) { store in
-            try await store.executeForTests(statement)
+            try await store.execute(statement)
         }
+    }
+}
+
+extension SQLStore {
+    /// Runs a statement with no parameters and no result: creating and dropping throwaway databases,
+    /// probing the append-only triggers. The service has no such door.
+    public func execute(_ statement: String) async throws(StoreError) {
+        try await database.query(statement, [])
     }
 }
 

@@ -92,10 +92,36 @@ public enum AttestationToken {
         return (signer.sign(payload: payload, type: type), claims)
     }
 
-    /// Checks a token for `appKey` and, when given, `attestID` and a bound value: algorithm, key,
-    /// signature, expiry, audience, attester, binding. Use limits are the store's job.
-    /// - Parameter verified: ES256 tokens already verified by this instance; their signature is not
-    ///   checked again under the same key.
+    /// Parses a presented token once, asks `trusting` for the keys that token names (a kid's published
+    /// key, the app's HS256 secrets), then verifies it with them: the one sequence the server and the
+    /// Hummingbird middleware both run.
+    public static func verify(
+        _ token: String?,
+        appKey: AppKey,
+        attestID: AttestID?,
+        boundValue: String?,
+        requireBinding: Bool,
+        at now: Date,
+        verified: VerifiedTokens? = nil,
+        trusting keys: (PresentedAttestationToken) async throws -> AttestationVerificationKeys
+    ) async rethrows -> Result<AttestationClaims, AttestationTokenFailure> {
+        switch PresentedAttestationToken.parse(token) {
+        case .failure(let reason): return .failure(reason)
+        case .success(let presented):
+            return verify(
+                presented,
+                appKey: appKey,
+                attestID: attestID,
+                boundValue: boundValue,
+                requireBinding: requireBinding,
+                keys: try await keys(presented),
+                at: now,
+                verified: verified
+            )
+        }
+    }
+
+    /// The same with keys already at hand.
     public static func verify(
         _ token: String?,
         appKey: AppKey,
@@ -106,13 +132,35 @@ public enum AttestationToken {
         at now: Date,
         verified: VerifiedTokens? = nil
     ) -> Result<AttestationClaims, AttestationTokenFailure> {
-        guard let token, !token.isEmpty else { return .failure(.missing) }
-        let jws: CompactJWS
-        switch CompactJWS.parse(token) {
-        case .success(let parsed): jws = parsed
-        case .failure(.unsupportedAlgorithm): return .failure(.unsupportedAlgorithm)
-        case .failure: return .failure(.malformed)
+        PresentedAttestationToken.parse(token).flatMap { presented in
+            verify(
+                presented,
+                appKey: appKey,
+                attestID: attestID,
+                boundValue: boundValue,
+                requireBinding: requireBinding,
+                keys: keys,
+                at: now,
+                verified: verified
+            )
         }
+    }
+
+    /// Checks a parsed token for `appKey` and, when given, `attestID` and a bound value: key,
+    /// signature, expiry, audience, attester, binding. Use limits are the store's job.
+    /// - Parameter verified: ES256 tokens already verified by this instance; their signature is not
+    ///   checked again under the same key.
+    static func verify(
+        _ presented: PresentedAttestationToken,
+        appKey: AppKey,
+        attestID: AttestID?,
+        boundValue: String?,
+        requireBinding: Bool,
+        keys: AttestationVerificationKeys,
+        at now: Date,
+        verified: VerifiedTokens?
+    ) -> Result<AttestationClaims, AttestationTokenFailure> {
+        let (token, jws) = (presented.text, presented.jws)
         let claims: AttestationClaims
         switch jws.algorithm {
         case .es256:
@@ -147,5 +195,21 @@ public enum AttestationToken {
 
     private static func decodeClaims(_ jws: CompactJWS) -> AttestationClaims? {
         try? JSONDecoder().decode(AttestationClaims.self, from: Data(jws.payload))
+    }
+}
+
+/// A presented attestation token, parsed once: its text (the verified-token cache's key) and its JWS
+/// (which names the algorithm and key to trust).
+public struct PresentedAttestationToken: Sendable {
+    public let text: String
+    public let jws: CompactJWS
+
+    public static func parse(_ token: String?) -> Result<PresentedAttestationToken, AttestationTokenFailure> {
+        guard let token, !token.isEmpty else { return .failure(.missing) }
+        switch CompactJWS.parse(token) {
+        case .success(let jws): return .success(PresentedAttestationToken(text: token, jws: jws))
+        case .failure(.unsupportedAlgorithm): return .failure(.unsupportedAlgorithm)
+        case .failure: return .failure(.malformed)
+        }
     }
 }

@@ -1,3 +1,6 @@
+// Captcha: the slider captcha's page, puzzles, answers and pass tokens, and siteverify.
+// Serves seeds 000 (slider codes 1001-1005) and 001 (the captcha an attester may ask for).
+
 import Foundation
 
 /// A captcha challenge's id, also the `traceId` the seed's `getTraceId` returns: 22 base62 characters.

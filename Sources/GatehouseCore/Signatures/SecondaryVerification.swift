@@ -1,3 +1,6 @@
+// Signatures: request signatures (wtoken, whash) and the secondary-verification signal.
+// Serves seed 000 (the WAF app-protection SDK's vmpSign, vmpHash and cptCheck).
+
 /// What the app's backend asks for when a signature fails: refuse the request, or let a person
 /// prove themselves with the slider captcha and retry.
 public enum SignatureFailurePolicy: String, Sendable, CaseIterable {

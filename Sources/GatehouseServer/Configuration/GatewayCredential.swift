@@ -13,4 +13,12 @@ enum GatewayCredential {
         guard HTTPField.Name(name) != nil, name.utf8.count <= 64 else { return false }
         return !refusedHeaders.contains(name.lowercased())
     }
+
+    /// `GATEHOUSE_GATE_CREDENTIAL_HEADER` as a header name, or the reason it cannot be one.
+    static func header(named name: String) throws -> HTTPField.Name {
+        guard isAcceptableHeader(name), let header = HTTPField.Name(name) else {
+            throw ConfigurationError("the gate's credential header '\(name)' cannot be used")
+        }
+        return header
+    }
 }

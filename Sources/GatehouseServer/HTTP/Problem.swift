@@ -51,10 +51,6 @@ extension Problem {
         Problem(.serviceUnavailable, code: "database_unavailable", title: "Database unavailable", detail: "Try again shortly.")
     }
 
-    static func appNotFound(_ appKey: String) -> Problem {
-        Problem(.notFound, code: "app_not_found", title: "App not found", detail: "No app has appKey '\(appKey)'.", field: "appKey")
-    }
-
     static func badParameter(_ name: String, _ detail: String) -> Problem {
         Problem(.badRequest, code: "invalid_parameter", title: "Invalid parameter", detail: detail, field: name)
     }
@@ -65,24 +61,15 @@ extension Problem {
         return problem
     }
 
-    /// The domain's refusals: bad input is 400, a state that forbids the change is 409.
+    /// A domain refusal: its kind gives the status, its code the `code`. Faults are the service's,
+    /// answered as an internal error (the problem middleware logs the cause).
     init(_ error: DomainError) {
-        switch error.code {
-        case .appDisabled:
-            self.init(.conflict, code: error.code.rawValue, title: "App disabled", detail: error.detail, field: error.field)
-        case .masterKeyInvalid, .sealedSecretUnreadable:
+        guard error.kind != .fault else {
             self = .internalError()
-        case .attesterNotFound:
-            self.init(.notFound, code: error.code.rawValue, title: "Attester not found", detail: error.detail, field: error.field)
-        case .roleNotFound:
-            self.init(.notFound, code: error.code.rawValue, title: "Role not found", detail: error.detail, field: error.field)
-        case .roleExists, .roleDisabled:
-            self.init(.conflict, code: error.code.rawValue, title: "Conflict", detail: error.detail, field: error.field)
-        case .attesterExists, .attesterDisabled:
-            self.init(.conflict, code: error.code.rawValue, title: "Conflict", detail: error.detail, field: error.field)
-        default:
-            self.init(.badRequest, code: error.code.rawValue, title: "Invalid request", detail: error.detail, field: error.field)
+            return
         }
+        let status = HTTPResponse.Status(error.kind)
+        self.init(status, code: error.code.rawValue, title: status.reasonPhrase, detail: error.detail, field: error.field)
     }
 
     /// Store failures that reach a handler without a more specific meaning.

@@ -1,0 +1,206 @@
+import Foundation
+
+public enum RiskDecision: String, Sendable, Codable { case pass, review, reject }
+
+/// How busy a device, an account and an address have been, counted from issued ztokens.
+public struct Velocity: Equatable, Sendable {
+    public var deviceEventsLastMinute: Int
+    public var deviceAccountsLastDay: Int
+    public var accountDevicesLastDay: Int
+    public var ipDevicesLastHour: Int
+
+    public init(deviceEventsLastMinute: Int, deviceAccountsLastDay: Int, accountDevicesLastDay: Int, ipDevicesLastHour: Int) {
+        self.deviceEventsLastMinute = deviceEventsLastMinute
+        self.deviceAccountsLastDay = deviceAccountsLastDay
+        self.accountDevicesLastDay = accountDevicesLastDay
+        self.ipDevicesLastHour = ipDevicesLastHour
+    }
+}
+
+/// One reason in a decision, with the sentence that explains it.
+public struct TagHit: Equatable, Sendable, Codable {
+    public let tag: String
+    public let reason: String
+    public let weight: Int
+
+    public init(tag: String, reason: String, weight: Int) {
+        self.tag = tag
+        self.reason = reason
+        self.weight = weight
+    }
+}
+
+/// Everything a decision is made from; gathered by the caller, judged here without I/O.
+public struct RiskInputs: Sendable {
+    public var tokenState: ZTokenState
+    public var device: Device?
+    public var velocity: Velocity?
+    public var issuedFrom: String?
+    public var clientAddress: String?
+    public var listHits: [RiskListEntry]
+
+    public init(
+        tokenState: ZTokenState,
+        device: Device?,
+        velocity: Velocity?,
+        issuedFrom: String?,
+        clientAddress: String?,
+        listHits: [RiskListEntry]
+    ) {
+        self.tokenState = tokenState
+        self.device = device
+        self.velocity = velocity
+        self.issuedFrom = issuedFrom
+        self.clientAddress = clientAddress
+        self.listHits = listHits
+    }
+}
+
+public struct RiskVerdict: Equatable, Sendable {
+    public let decision: RiskDecision
+    public let score: Int
+    public let tags: [TagHit]
+
+    public init(decision: RiskDecision, score: Int, tags: [TagHit]) {
+        self.decision = decision
+        self.score = score
+        self.tags = tags
+    }
+}
+
+/// The scoring, documented in docs/risk.md. Deterministic: the same inputs and rules give the same
+/// verdict, and tags come out sorted by name.
+public enum RiskEngine {
+    /// What a token tag's reason says, in words an operator reads in the decisions explorer.
+    static func reason(for state: ZTokenState) -> String {
+        switch state {
+        case .fresh: "The ztoken is fresh."
+        case .replayed: "The ztoken was already presented in an earlier query."
+        case .expired: "The ztoken expired before this query."
+        case .forged: "The ztoken was not issued by this service (its MAC does not verify)."
+        case .wrongApp: "The ztoken was issued for another app."
+        case .wrongEvent: "The ztoken was issued for another event."
+        case .wrongAccount: "The ztoken was issued for another account."
+        }
+    }
+
+    public static func judge(_ inputs: RiskInputs, rules: EffectiveRiskRules) -> RiskVerdict {
+        var hits: [(RiskTag, String)] = []
+        if let tokenTag = tokenTag(inputs.tokenState) {
+            hits.append((tokenTag, reason(for: inputs.tokenState)))
+        }
+        if inputs.tokenState == .fresh || inputs.tokenState == .replayed {
+            if let device = inputs.device {
+                let signals: [(EnvironmentSignals, RiskTag)] = [
+                    (.simulator, .deviceSimulator), (.jailbreak, .deviceJailbreak), (.debugger, .deviceDebugger),
+                    (.hooking, .deviceHooking), (.proxy, .deviceProxy), (.vpn, .deviceVPN),
+                ]
+                for (signal, tag) in signals where device.environment.contains(signal) {
+                    hits.append((tag, "The SDK reported \(tag.rawValue.dropFirst("device.".count)) at device start."))
+                }
+            } else {
+                hits.append((.deviceUnknown, "The ztoken's device has no stored device start."))
+            }
+        }
+        if let velocity = inputs.velocity { hits += velocityHits(velocity, rules: rules) }
+        if let issued = inputs.issuedFrom.flatMap(IPAddress.init), let client = inputs.clientAddress.flatMap(IPAddress.init), issued != client {
+            hits.append((.ipChanged, "The ztoken was issued to \(issued) and is used from \(client)."))
+        }
+        for entry in inputs.listHits {
+            let tag: RiskTag =
+                switch entry.kind {
+                case .deny: .denyListed
+                case .allow: .allowListed
+                case .challenge: .challengeListed
+                }
+            hits.append((tag, "\(entry.subject.rawValue) \(entry.value) is on the \(entry.kind.rawValue) list."))
+        }
+
+        var tags = hits.map { TagHit(tag: $0.0.rawValue, reason: $0.1, weight: $0.0.forcesReject ? 100 : rules.weights[$0.0] ?? 0) }
+        tags.sort { ($0.tag, $0.reason) < ($1.tag, $1.reason) }
+        let kinds = Set(hits.map(\.0))
+        if kinds.contains(where: \.forcesReject) {
+            return RiskVerdict(decision: .reject, score: 100, tags: tags)
+        }
+        let score = min(100, tags.reduce(0) { $0 + $1.weight })
+        // The operator asked for a person: at least review, even over the allow list.
+        if kinds.contains(.challengeListed) {
+            return RiskVerdict(decision: score >= rules.rejectAt ? .reject : .review, score: score, tags: tags)
+        }
+        if kinds.contains(.allowListed) {
+            return RiskVerdict(decision: .pass, score: 0, tags: tags)
+        }
+        let decision: RiskDecision = score >= rules.rejectAt ? .reject : score >= rules.reviewAt ? .review : .pass
+        return RiskVerdict(decision: decision, score: score, tags: tags)
+    }
+
+    /// Each velocity count over its limit, as a tag with its sentence.
+    static func velocityHits(_ velocity: Velocity, rules: EffectiveRiskRules) -> [(RiskTag, String)] {
+        let checks: [(Int, Int, RiskTag, String)] = [
+            (
+                velocity.deviceEventsLastMinute, rules.maxDeviceEventsPerMinute, .deviceEventsPerMinute,
+                "events from this device in the last minute"
+            ),
+            (velocity.deviceAccountsLastDay, rules.maxDeviceAccountsPerDay, .deviceAccountsPerDay, "accounts on this device in the last day"),
+            (velocity.accountDevicesLastDay, rules.maxAccountDevicesPerDay, .accountDevicesPerDay, "devices for this account in the last day"),
+            (velocity.ipDevicesLastHour, rules.maxIPDevicesPerHour, .ipDevicesPerHour, "devices from this IP in the last hour"),
+        ]
+        return checks.filter { $0.0 > $0.1 }.map { count, limit, tag, what in (tag, "\(count) \(what) (limit \(limit)).") }
+    }
+
+    static func tokenTag(_ state: ZTokenState) -> RiskTag? {
+        switch state {
+        case .fresh: nil
+        case .replayed: .tokenReplayed
+        case .expired: .tokenExpired
+        case .forged: .tokenForged
+        case .wrongApp: .tokenWrongApp
+        case .wrongEvent: .tokenWrongEvent
+        case .wrongAccount: .tokenWrongAccount
+        }
+    }
+}
+
+/// A stored decision: the inputs (never a secret), the verdict, when.
+public struct RiskDecisionRecord: Equatable, Sendable {
+    public let id: UUID
+    public let appID: AppID
+    public let eventID: EventID
+    public let accountID: AccountID
+    public let deviceID: DeviceID?
+    public let tokenID: String?
+    public let tokenState: ZTokenState
+    public let clientAddress: String?
+    public let userAgent: String?
+    public let pageURL: String?
+    public let verdict: RiskVerdict
+    public let decidedAt: Date
+
+    public init(
+        id: UUID,
+        appID: AppID,
+        eventID: EventID,
+        accountID: AccountID,
+        deviceID: DeviceID?,
+        tokenID: String?,
+        tokenState: ZTokenState,
+        clientAddress: String?,
+        userAgent: String?,
+        pageURL: String?,
+        verdict: RiskVerdict,
+        decidedAt: Date
+    ) {
+        self.id = id
+        self.appID = appID
+        self.eventID = eventID
+        self.accountID = accountID
+        self.deviceID = deviceID
+        self.tokenID = tokenID
+        self.tokenState = tokenState
+        self.clientAddress = clientAddress
+        self.userAgent = userAgent
+        self.pageURL = pageURL
+        self.verdict = verdict
+        self.decidedAt = decidedAt
+    }
+}

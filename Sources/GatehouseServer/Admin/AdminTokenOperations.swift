@@ -1,0 +1,54 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// Creating, listing and revoking admin tokens: done on the host with the CLI, audited like any change.
+public struct AdminTokenOperations: Sendable {
+    let store: any GatehouseStore
+    let clock: any GatehouseClock
+
+    public init(store: any GatehouseStore, clock: any GatehouseClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// - Returns: the token's plaintext, to print once.
+    public func create(name: String, origin: ChangeOrigin) async throws -> String {
+        let now = clock.now()
+        var generator = SystemRandomNumberGenerator()
+        let issued = try AdminToken.issue(name: name, at: now, using: &generator)
+        let audit = origin.entry(
+            at: now,
+            action: "admin_token.create",
+            targetType: "admin_token",
+            targetID: issued.record.name,
+            appID: nil,
+            before: nil,
+            after: ["name": .string(issued.record.name)]
+        )
+        do {
+            try await store.createAdminToken(issued.record, audit: audit)
+        } catch .conflict {
+            throw DomainError(.adminTokenNameTaken, "An admin token named '\(name)' exists.")
+        }
+        return issued.plaintext
+    }
+
+    public func list() async throws -> [AdminToken] {
+        try await store.listAdminTokens()
+    }
+
+    public func revoke(name: String, origin: ChangeOrigin) async throws {
+        let now = clock.now()
+        let audit = origin.entry(
+            at: now,
+            action: "admin_token.revoke",
+            targetType: "admin_token",
+            targetID: name,
+            appID: nil,
+            before: ["name": .string(name), "revoked": .string("no")],
+            after: ["name": .string(name), "revoked": .string("yes")]
+        )
+        try await store.revokeAdminToken(named: name, at: now, audit: audit)
+    }
+}

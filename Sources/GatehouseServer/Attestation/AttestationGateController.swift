@@ -1,0 +1,101 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// Client attestation on the app's side: the JWKS, introspection for its backend, and the gate that
+/// nginx `auth_request` asks in front of its API.
+struct AttestationGateController {
+    typealias Context = GatehouseRequestContext
+    static let originalMethod = HTTPField.Name("X-Original-Method")!
+    static let originalURI = HTTPField.Name("X-Original-URI")!
+    /// The full URL as the client sent it (scheme, host, path, query), for a request signature's whash.
+    static let originalURL = HTTPField.Name("X-Original-URL")!
+    static let signatureReasonHeader = HTTPField.Name("X-Gatehouse-Signature-Reason")!
+    static let challengeHeader = HTTPField.Name("EO-Attest-Challenge")!
+    static let reasonHeader = HTTPField.Name("X-Gatehouse-Attest-Reason")!
+    static let attestIDHeader = HTTPField.Name("X-Gatehouse-Attest-Id")!
+    static let deviceIDHeader = HTTPField.Name("X-Gatehouse-Device-Id")!
+    let gate: AttestationGateOperations
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/.well-known/jwks.json", for: .open, use: jwks)
+        routes.on(.post, "/v1/attest/introspect", for: .backend, use: introspect)
+        routes.on(.get, "/v1/gate/verify", for: .gateway, use: verify)
+    }
+
+    @Sendable func jwks(_ request: Request, context: Context) async throws -> Response {
+        var response = try JSONBody.response(Components.Schemas.Jwks(keys: try await gate.jwks().map(Self.jwk)))
+        response.headers[.cacheControl] = "public, max-age=300"
+        return response
+    }
+
+    @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {
+        let app = try context.backendCaller().app
+        let body = try await JSONBody.decode(Components.Schemas.IntrospectRequest.self, from: request, context: context)
+        let outcome = try await gate.introspect(
+            app: app,
+            token: body.token,
+            attestID: body.attestId,
+            boundValue: body.boundValue,
+            consume: body.consume ?? false
+        )
+        switch outcome {
+        case .active(let claims):
+            return try JSONBody.response(Components.Schemas.IntrospectResponse(active: true, claims: .init(claims)))
+        case .inactive(let reason):
+            return try JSONBody.response(Components.Schemas.IntrospectResponse(active: false, reason: .init(rawValue: reason.rawValue)))
+        }
+    }
+
+    @Sendable func verify(_ request: Request, context: Context) async throws -> Response {
+        let app = try context.backendCaller().app
+        guard let method = request.headers[Self.originalMethod], (1...16).contains(method.utf8.count),
+            let uri = request.headers[Self.originalURI], (1...8192).contains(uri.utf8.count)
+        else {
+            throw Problem.badParameter("X-Original-Method", "Send the original request's method and URI in X-Original-Method and X-Original-URI.")
+        }
+        var status = HTTPResponse.Status.unauthorized
+        if let text = request.uri.queryParameters.get("challengeStatus") {
+            guard text == "401" || text == "428" else { throw Problem.badParameter("challengeStatus", "challengeStatus is 401 or 428.") }
+            status = text == "428" ? .preconditionRequired : .unauthorized
+        }
+        let url = request.headers[Self.originalURL]
+        if let url, !(1...8192).contains(url.utf8.count) {
+            throw Problem.badParameter("X-Original-URL", "X-Original-URL is 1 to 8192 bytes.")
+        }
+        let verdict = try await gate.gate(app: app, method: method, uri: uri, url: url) { name in
+            HTTPField.Name(name).flatMap { request.headers[$0] }
+        }
+        switch verdict {
+        case .open:
+            return Response(status: .noContent)
+        case .pass(let attester, let claims):
+            return Response(status: .noContent, headers: [Self.attestIDHeader: attester.rawValue, Self.deviceIDHeader: claims.did])
+        case .challenge(let attester, let reason):
+            var problem = Problem(
+                status,
+                code: "attestation_required",
+                title: "Attestation required",
+                detail: "Attest with \(attester) and retry with its token (\(reason.rawValue))."
+            )
+            problem.extraHeaders[Self.challengeHeader] = attester.rawValue
+            problem.extraHeaders[Self.reasonHeader] = reason.rawValue
+            throw problem
+        case .refuse(let attester, let reason):
+            var problem = Problem(
+                .forbidden,
+                code: "signature_refused",
+                title: "Request signature refused",
+                detail: "Attester \(attester) requires a valid request signature (\(reason.rawValue))."
+            )
+            problem.extraHeaders[Self.signatureReasonHeader] = reason.rawValue
+            throw problem
+        }
+    }
+
+    static func jwk(_ key: JWK) -> Components.Schemas.Jwk {
+        .init(kty: .ec, crv: .p256, x: key.x, y: key.y, kid: key.kid, use: .sig, alg: .es256)
+    }
+}

@@ -1,0 +1,137 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// The app's side of attestation: the JWKS, introspection and the gate (nginx `auth_request`).
+public struct AttestationGateOperations: Sendable {
+    let access: AttesterAccess
+    let signatures: SignatureOperations
+    /// Shared by every copy of these operations, so by every request this instance serves.
+    let verifiedTokens = VerifiedTokens()
+
+    public init(access: AttesterAccess, signatures: SignatureOperations) {
+        self.access = access
+        self.signatures = signatures
+    }
+
+    public func jwks() async throws -> [JWK] {
+        try await access.keys.published().map(\.jwk)
+    }
+
+    public enum Introspection: Sendable {
+        case active(AttestationClaims)
+        case inactive(AttestationTokenFailure)
+    }
+
+    /// Checks a token for the calling app; with `consume`, counts a use of a limited-use token.
+    public func introspect(app: App, token: String, attestID: String?, boundValue: String?, consume: Bool) async throws -> Introspection {
+        let expected = try attestID.map { value throws(DomainError) in try AttestID(validating: value) }
+        guard (1...CompactJWS.maximumLength).contains(token.unicodeScalars.count) else {
+            throw DomainError(.invalidAttestationToken, "token is 1 to 8192 characters.", field: "token")
+        }
+        if let boundValue, boundValue.unicodeScalars.count > CompactJWS.maximumLength {
+            throw DomainError(.invalidBinding, "boundValue is at most 8192 characters.", field: "boundValue")
+        }
+        return try await check(
+            app: app,
+            token: token,
+            attestID: expected,
+            boundValue: boundValue,
+            requireBinding: boundValue != nil,
+            consume: consume
+        )
+    }
+
+    /// The gate: which attester gates `method uri`, and whether the presented token opens it.
+    /// `header` reads a header of the original request by name.
+    /// - Parameter url: the full URL the client sent (for a signature's whash), when the proxy says it.
+    public func gate(app: App, method: String, uri: String, url: String?, header: (String) -> String?) async throws -> GateVerdict {
+        let attesters = try await access.store.attesters(appID: app.id).map(\.attester)
+        guard let path = Gate.normalizedPath(uri) else {
+            // An unreadable path is gated by every attester that gates anything; the first one challenges.
+            guard let first = attesters.first(where: { $0.status == .active && !$0.routes.isEmpty }) else { return .open }
+            return .challenge(attester: first.attestID, reason: .malformed)
+        }
+        guard let attester = Gate.attester(for: method, path: path, among: attesters) else { return .open }
+        let outcome = try await check(
+            app: app,
+            token: header(attester.tokenHeader),
+            attestID: attester.attestID,
+            boundValue: attester.bindHeader.flatMap(header),
+            requireBinding: attester.bindHeader != nil,
+            consume: true
+        )
+        switch outcome {
+        case .inactive(let reason): return .challenge(attester: attester.attestID, reason: reason)
+        case .active(let claims):
+            guard attester.requireSignature else { return .pass(attester: attester.attestID, claims: claims) }
+            let verification = try await signatures.verify(
+                app: app,
+                request: PresentedRequest(
+                    method: method,
+                    url: url ?? uri,
+                    bodyHash: [],
+                    wtoken: header(RequestSigning.wtokenHeader),
+                    whash: header(RequestSigning.whashHeader)
+                ),
+                bodyKnown: false,
+                policy: .block,
+                captchaPassToken: nil
+            )
+            if let failure = verification.failure { return .refuse(attester: attester.attestID, reason: failure) }
+            return .pass(attester: attester.attestID, claims: claims)
+        }
+    }
+
+    private func check(
+        app: App,
+        token: String?,
+        attestID: AttestID?,
+        boundValue: String?,
+        requireBinding: Bool,
+        consume: Bool
+    ) async throws
+        -> Introspection
+    {
+        let verified = try await AttestationToken.verify(
+            token,
+            appKey: app.appKey,
+            attestID: attestID,
+            boundValue: boundValue,
+            requireBinding: requireBinding,
+            at: access.clock.now(),
+            verified: verifiedTokens
+        ) { presented in try await trustedKeys(for: presented, app: app) }
+        switch verified {
+        case .failure(let reason): return .inactive(reason)
+        case .success(let claims):
+            if consume, let limit = claims.lim {
+                guard try await access.store.useToken(appID: app.id, jti: claims.jti, limit: limit, expiresAt: claims.expiresAt) else {
+                    return .inactive(.usedUp)
+                }
+            }
+            return .active(claims)
+        }
+    }
+
+    /// The key an ES256 token's kid names, if it is published; for HS256, the app's attester secrets.
+    private func trustedKeys(for presented: PresentedAttestationToken, app: App) async throws -> AttestationVerificationKeys {
+        var trusted = AttestationVerificationKeys(published: [:])
+        switch presented.jws.algorithm {
+        case .es256:
+            if let kid = presented.jws.keyID, let key = try await access.keys.publishedKey(kid: kid) {
+                trusted.published[kid] = key.privateKey.publicKey
+            }
+        case .hs256:
+            for stored in try await access.store.attesters(appID: app.id) where stored.attester.algorithm == .hs256 {
+                if let sealed = stored.sealedSecret {
+                    trusted.sharedSecrets[stored.attester.attestID.rawValue] = SymmetricKey(
+                        data: try access.box.open(sealed, context: AttesterAccess.secretContext(stored.attester))
+                    )
+                }
+            }
+        }
+        return trusted
+    }
+}

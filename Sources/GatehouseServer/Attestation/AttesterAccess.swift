@@ -1,0 +1,76 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// What the attestation services of the three audiences share: the store, the app lookups, the
+/// sealing box, the signing keys and the clock, and how an attester, its signer and an app's ALTCHA
+/// key are found.
+public struct AttesterAccess: Sendable {
+    let store: any GatehouseStore
+    let apps: AppOperations
+    let box: SecretBox
+    public let keys: SigningKeyRing
+    let clock: any GatehouseClock
+
+    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, keys: SigningKeyRing, clock: any GatehouseClock) {
+        self.store = store
+        self.apps = apps
+        self.box = box
+        self.keys = keys
+        self.clock = clock
+    }
+
+    func attesterForDevice(app: App, attestID: String, deviceID: String) async throws -> (Attester, DeviceID) {
+        try app.requireActive()
+        let stored = try await storedAttester(app, attestID)
+        guard stored.attester.status == .active else {
+            throw DomainError(.attesterDisabled, "Attester \(stored.attester.attestID) is disabled.", field: "attestId")
+        }
+        let device = try DeviceID(validating: deviceID)
+        guard try await store.device(appID: app.id, id: device) != nil else {
+            throw DomainError(.invalidDeviceID, "This device has not been started; call device start first.", field: "deviceId")
+        }
+        return (stored.attester, device)
+    }
+
+    func storedAttester(_ app: App, _ attestID: String) async throws -> StoredAttester {
+        let id = try AttestID(validating: attestID)
+        guard let stored = try await store.attester(appID: app.id, attestID: id) else {
+            throw DomainError(.attesterNotFound, "App \(app.appKey) has no attester \(id).", field: "attestId")
+        }
+        return stored
+    }
+
+    func signer(for attester: Attester, app: App) async throws -> JWSSigningKey {
+        switch attester.algorithm {
+        case .es256:
+            return try await keys.active().signer
+        case .hs256:
+            guard let sealed = try await store.attester(appID: app.id, attestID: attester.attestID)?.sealedSecret else {
+                throw StoreError.corruptRow("HS256 attester \(attester.attestID) has no secret")
+            }
+            return .hs256(SymmetricKey(data: try box.open(sealed, context: Self.secretContext(attester))))
+        }
+    }
+
+    /// Keeps the sealed HS256 secret while the attester stays HS256; generates one when it becomes
+    /// HS256 (returned once, base64); drops it when it leaves HS256.
+    func sharedSecret(for attester: Attester, previous: StoredAttester?) -> (sealed: [UInt8]?, shown: String?) {
+        guard attester.algorithm == .hs256 else { return (nil, nil) }
+        if let previous, previous.attester.algorithm == .hs256, let sealed = previous.sealedSecret { return (sealed, nil) }
+        let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        return (box.seal(secret, context: Self.secretContext(attester)), Data(secret).base64EncodedString())
+    }
+
+    /// The ALTCHA HMAC key of an app: HKDF of the master key, written as hex because ALTCHA's
+    /// libraries take the key as a string (docs/attestation.md shows how to derive it).
+    func powKey(_ app: App) -> SymmetricKey {
+        let derived = box.derivedKey(purpose: "altcha-hmac-v1:\(app.appKey)")
+        return SymmetricKey(data: Array(derived.withUnsafeBytes { Hex.encode($0) }.utf8))
+    }
+
+    static func secretContext(_ attester: Attester) -> String {
+        SealedValue.attesterSecretContext(appID: attester.appID, attestID: attester.attestID.rawValue)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+
+/// Device-risk domain values into the generated API types.
+extension Components.Schemas.RiskWeights {
+    /// Each weighted tag's field (the domain keeps weights by the tag's name).
+    static var fields: [(tag: RiskTag, field: WritableKeyPath<Self, Int?>)] {
+        [
+            (.deviceUnknown, \.device_unknown), (.deviceSimulator, \.device_simulator), (.deviceJailbreak, \.device_jailbreak),
+            (.deviceDebugger, \.device_debugger), (.deviceHooking, \.device_hooking), (.deviceProxy, \.device_proxy),
+            (.deviceVPN, \.device_vpn), (.deviceEventsPerMinute, \.velocity_deviceEventsPerMinute),
+            (.deviceAccountsPerDay, \.velocity_deviceAccountsPerDay),
+            (.accountDevicesPerDay, \.velocity_accountDevicesPerDay),
+            (.ipDevicesPerHour, \.velocity_ipDevicesPerHour), (.ipChanged, \.network_ipChanged),
+        ]
+    }
+
+    init(_ weights: [String: Int]) {
+        self.init()
+        for (tag, field) in Self.fields { self[keyPath: field] = weights[tag.rawValue] }
+    }
+
+    var byTag: [String: Int] {
+        Dictionary(uniqueKeysWithValues: Self.fields.compactMap { tag, field in self[keyPath: field].map { (tag.rawValue, $0) } })
+    }
+}
+
+extension Components.Schemas.RiskRules {
+    init(_ rules: RiskRules) {
+        self.init(
+            reviewAt: rules.reviewAt,
+            rejectAt: rules.rejectAt,
+            maxDeviceEventsPerMinute: rules.maxDeviceEventsPerMinute,
+            maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
+            maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
+            maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            weights: rules.weights.map(Components.Schemas.RiskWeights.init)
+        )
+    }
+}
+
+extension RiskRules {
+    init(_ rules: Components.Schemas.RiskRules) {
+        self.init(
+            reviewAt: rules.reviewAt,
+            rejectAt: rules.rejectAt,
+            maxDeviceEventsPerMinute: rules.maxDeviceEventsPerMinute,
+            maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
+            maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
+            maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            weights: rules.weights?.byTag
+        )
+    }
+}
+
+extension Components.Schemas.DeviceRecord {
+    init(_ device: Device) {
+        self.init(
+            deviceId: device.id.rawValue,
+            clientDeviceId: device.clientDeviceID,
+            collectType: device.mode.rawValue,
+            platform: device.platform.flatMap { Components.Schemas.Platform(rawValue: $0.rawValue) },
+            sdkVersion: device.sdkVersion,
+            basic: device.basic.map { .init(model: $0.model, osVersion: $0.osVersion, screen: $0.screen) },
+            unique: device.unique.map { .init(idfv: $0.idfv, idfa: $0.idfa) },
+            extra: device.extra.map { .init(wifiSsid: $0.wifiSsid, wifiBssid: $0.wifiBssid) },
+            signals: device.environment.names,
+            firstSeen: device.firstSeen,
+            lastSeen: device.lastSeen,
+            lastAddress: device.lastAddress
+        )
+    }
+}
+
+extension Components.Schemas.RiskDecisionView {
+    init(_ record: RiskDecisionRecord, appKey: AppKey?, device: Device?) {
+        self.init(
+            decisionId: record.id.uuidString.lowercased(),
+            appKey: appKey?.rawValue,
+            decision: Components.Schemas.Decision(rawValue: record.verdict.decision.rawValue) ?? .reject,
+            score: record.verdict.score,
+            tokenState: Components.Schemas.TokenState(rawValue: record.tokenState.rawValue) ?? .forged,
+            tags: record.verdict.tags.map { .init(tag: $0.tag, reason: $0.reason, weight: $0.weight) },
+            eventId: record.eventID.rawValue,
+            accountId: record.accountID.rawValue,
+            deviceId: record.deviceID?.rawValue,
+            device: device.map(Components.Schemas.DeviceRecord.init),
+            clientIp: record.clientAddress,
+            userAgent: record.userAgent,
+            pageUrl: record.pageURL,
+            decidedAt: record.decidedAt
+        )
+    }
+}
+
+extension Components.Schemas.EffectiveRiskRules {
+    init(_ rules: EffectiveRiskRules) {
+        self.init(
+            reviewAt: rules.reviewAt,
+            rejectAt: rules.rejectAt,
+            maxDeviceEventsPerMinute: rules.maxDeviceEventsPerMinute,
+            maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
+            maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
+            maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            weights: .init(additionalProperties: Dictionary(uniqueKeysWithValues: rules.weights.map { ($0.key.rawValue, $0.value) }))
+        )
+    }
+}
+
+extension Components.Schemas.RiskRulesView {
+    init(_ view: RiskAdminOperations.RulesView) {
+        self.init(
+            rules: view.appRules.map(Components.Schemas.RiskRules.init),
+            effective: .init(view.appEffective),
+            events: view.events.map { event in
+                .init(
+                    eventId: event.event.eventID.rawValue,
+                    rules: event.rules.map(Components.Schemas.RiskRules.init),
+                    effective: .init(event.effective)
+                )
+            }
+        )
+    }
+}
+
+extension Components.Schemas.RiskListEntry {
+    init(_ entry: GatehouseCore.RiskListEntry) {
+        self.init(
+            entryId: entry.id.uuidString.lowercased(),
+            list: {
+                switch entry.kind {
+                case .allow: .allow
+                case .deny: .deny
+                case .challenge: .challenge
+                }
+            }(),
+            _type: Components.Schemas.RiskListEntry._TypePayload(rawValue: entry.subject.rawValue) ?? .device,
+            value: entry.value,
+            note: entry.note,
+            createdAt: entry.createdAt
+        )
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// The operator's side of device risk: settings, rules, lists, devices and the decision log.
+public struct RiskAdminOperations: Sendable {
+    let store: any GatehouseStore
+    let apps: AppOperations
+    let clock: any GatehouseClock
+
+    public init(store: any GatehouseStore, apps: AppOperations, clock: any GatehouseClock) {
+        self.store = store
+        self.apps = apps
+        self.clock = clock
+    }
+
+    public func updateSettings(_ appKey: String, ztokenTTLSeconds: Int?, retentionDays: Int?, origin: ChangeOrigin) async throws -> App {
+        let app = try await apps.app(appKey)
+        var updated = app
+        updated.settings = try app.settings.changing(ztokenTTLSeconds: ztokenTTLSeconds, retentionDays: retentionDays)
+        guard updated.settings != app.settings else { return app }
+        updated.updatedAt = clock.now()
+        let audit = origin.entry(
+            at: updated.updatedAt,
+            action: "app.settings",
+            targetType: "app",
+            targetID: app.appKey.rawValue,
+            appID: app.id,
+            before: app.auditSnapshot,
+            after: updated.auditSnapshot
+        )
+        try await store.updateSettings(of: app, to: updated, audit: audit)
+        return updated
+    }
+
+    public struct RulesView: Sendable {
+        public let app: App
+        public let appRules: RiskRules?
+        public let appEffective: EffectiveRiskRules
+        public let events: [(event: RegisteredEvent, rules: RiskRules?, effective: EffectiveRiskRules)]
+    }
+
+    public func rules(_ appKey: String) async throws -> RulesView {
+        let app = try await apps.app(appKey)
+        let stored = try await store.riskRules(appID: app.id)
+        var events: [(event: RegisteredEvent, rules: RiskRules?, effective: EffectiveRiskRules)] = []
+        for event in try await store.events(of: app.id) {
+            let own = stored[event.eventID.rawValue]
+            events.append((event, own, RiskRules.effective(app: stored[0], event: own)))
+        }
+        return RulesView(app: app, appRules: stored[0], appEffective: RiskRules.effective(app: stored[0], event: nil), events: events)
+    }
+
+    /// Replaces the app's rules (eventID nil) or one registered event's.
+    public func setRules(_ appKey: String, eventID: Int?, rules: RiskRules, origin: ChangeOrigin) async throws -> RulesView {
+        let app = try await apps.app(appKey)
+        let validated = try rules.validated()
+        let events = try await store.events(of: app.id)
+        var scope = 0
+        if let eventID {
+            let event = try EventID(validating: eventID)
+            guard events.contains(where: { $0.eventID == event }) else {
+                throw DomainError(.eventNotFound, "Event \(event) is not registered for \(appKey).")
+            }
+            scope = event.rawValue
+        }
+        let before = try await store.riskRules(appID: app.id)[scope]
+        let now = clock.now()
+        let audit = origin.entry(
+            at: now,
+            action: "risk.rules",
+            targetType: "risk_rules",
+            targetID: scope == 0 ? appKey : "\(appKey)/\(scope)",
+            appID: app.id,
+            before: before.map(Self.snapshot),
+            after: Self.snapshot(validated)
+        )
+        try await store.setRiskRules(appID: app.id, scope: scope, rules: validated, at: now, audit: audit)
+        return try await self.rules(appKey)
+    }
+
+    public func addListEntry(
+        _ appKey: String,
+        list: String,
+        type: String,
+        value: String,
+        note: String?,
+        origin: ChangeOrigin
+    )
+        async throws -> RiskListEntry
+    {
+        let app = try await apps.app(appKey)
+        let entry = try RiskListEntry.draft(app: app, kind: list, subject: type, value: value, note: note, at: clock.now())
+        let audit = origin.entry(
+            at: entry.createdAt,
+            action: "risk.list.add",
+            targetType: "risk_list_entry",
+            targetID: entry.id.uuidString.lowercased(),
+            appID: app.id,
+            before: nil,
+            after: Self.snapshot(entry)
+        )
+        do {
+            try await store.addListEntry(entry, audit: audit)
+        } catch .conflict {
+            throw DomainError(.listEntryExists, "\(entry.subject.rawValue) \(entry.value) is already on the \(entry.kind.rawValue) list.")
+        }
+        return entry
+    }
+
+    public func listEntries(_ appKey: String) async throws -> [RiskListEntry] {
+        try await store.listEntries(appID: try await apps.app(appKey).id)
+    }
+
+    public func removeListEntry(_ appKey: String, entryID: String, origin: ChangeOrigin) async throws {
+        let app = try await apps.app(appKey)
+        let notFound = DomainError(.listEntryNotFound, "No list entry \(entryID) for \(appKey).")
+        guard let id = UUID(uuidString: entryID), let entry = try await store.listEntries(appID: app.id).first(where: { $0.id == id }) else {
+            throw notFound
+        }
+        let audit = origin.entry(
+            at: clock.now(),
+            action: "risk.list.remove",
+            targetType: "risk_list_entry",
+            targetID: entryID.lowercased(),
+            appID: app.id,
+            before: Self.snapshot(entry),
+            after: nil
+        )
+        do {
+            try await store.removeListEntry(appID: app.id, id: id, audit: audit)
+        } catch {
+            if case .notFound = error { throw notFound }
+            throw error
+        }
+    }
+
+    public func device(_ appKey: String, deviceID: String) async throws -> Device {
+        let app = try await apps.app(appKey)
+        guard let device = try await store.device(appID: app.id, id: try DeviceID(validating: deviceID)) else {
+            throw DomainError(.deviceNotFound, "No device \(deviceID) for \(appKey).")
+        }
+        return device
+    }
+
+    public struct DecisionQuery: Sendable {
+        public var appKey: String?
+        public var eventID: Int?
+        public var deviceID: String?
+        public var accountID: String?
+        public var decision: String?
+        public var from: Date?
+        public var to: Date?
+        public var cursor: String?
+        public var limit: Int?
+
+        public init() {}
+    }
+
+    public func decisions(_ query: DecisionQuery) async throws -> (decisions: [ListedDecision], next: String?) {
+        let pageSize = try PageSize(validating: query.limit)
+        var filter = DecisionFilter()
+        if let appKey = query.appKey {
+            filter.appID = try await apps.app(appKey).id
+        }
+        filter.eventID = try query.eventID.map { value throws(DomainError) in try EventID(validating: value) }
+        filter.deviceID = try query.deviceID.map { value throws(DomainError) in try DeviceID(validating: value) }
+        filter.accountID = try query.accountID.map { value throws(DomainError) in try AccountID(validating: value) }
+        if let decision = query.decision {
+            guard let parsed = RiskDecision(rawValue: decision) else {
+                throw DomainError(.invalidParameter, "decision is pass, review or reject.", field: "decision")
+            }
+            filter.decision = parsed
+        }
+        filter.from = query.from
+        filter.to = query.to
+        let cursor = try query.cursor.map(Self.parseCursor)
+        let listed = try await store.decisions(matching: filter, after: cursor, limit: pageSize.value + 1)
+        let page = Array(listed.prefix(pageSize.value))
+        let next =
+            listed.count > pageSize.value
+            ? page.last.map { "\($0.record.decidedAt.millisecondsSince1970)_\($0.record.id.uuidString.lowercased())" } : nil
+        return (page, next)
+    }
+
+    static func parseCursor(_ text: String) throws -> DecisionCursor {
+        let parts = text.split(separator: "_", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let milliseconds = Int64(parts[0]), let id = UUID(uuidString: parts[1]) else {
+            throw DomainError(.invalidParameter, "cursor is the nextCursor of a previous page.", field: "cursor")
+        }
+        return DecisionCursor(decidedAt: Date(millisecondsSince1970: milliseconds), id: id)
+    }
+
+    static func snapshot(_ rules: RiskRules) -> AuditSnapshot {
+        var snapshot: AuditSnapshot = [:]
+        let values: [(String, Int?)] = [
+            ("reviewAt", rules.reviewAt), ("rejectAt", rules.rejectAt), ("maxDeviceEventsPerMinute", rules.maxDeviceEventsPerMinute),
+            ("maxDeviceAccountsPerDay", rules.maxDeviceAccountsPerDay), ("maxAccountDevicesPerDay", rules.maxAccountDevicesPerDay),
+            ("maxIPDevicesPerHour", rules.maxIPDevicesPerHour),
+        ]
+        for (name, value) in values { if let value { snapshot[name] = .int(value) } }
+        for (tag, weight) in rules.weights ?? [:] { snapshot["weight:\(tag)"] = .int(weight) }
+        return snapshot
+    }
+
+    static func snapshot(_ entry: RiskListEntry) -> AuditSnapshot {
+        ["list": .string(entry.kind.rawValue), "type": .string(entry.subject.rawValue), "value": .string(entry.value)]
+    }
+}

@@ -1,0 +1,100 @@
+// Health: liveness, readiness and metrics for the orchestrator and the load balancer.
+// Serves no seed: it keeps the service that serves them observable.
+
+import GatehouseAPI
+import GatehouseStore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Prometheus
+
+/// Liveness, readiness (the database answers, in one read, and no migration is pending) and Prometheus metrics.
+struct HealthController {
+    typealias Context = GatehouseRequestContext
+    let store: any GatehouseStore
+    let registry: PrometheusCollectorRegistry
+
+    static var poolInUse: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse",
+            subsystem: "db_pool",
+            metricName: "in_use",
+            unitName: "",
+            helpText: "Database operations holding a pooled connection right now."
+        )
+    }
+    static var poolCapacity: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse",
+            subsystem: "db_pool",
+            metricName: "capacity",
+            unitName: "",
+            helpText: "Most connections this instance's pool opens."
+        )
+    }
+
+    static var ztokenLookups: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse",
+            subsystem: "store",
+            metricName: "ztoken_lookups",
+            unitName: "",
+            helpText: "Risk queries that touched the ztoken table since start; a forged token never does."
+        )
+    }
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/health/live", for: .probes, use: live)
+        routes.on(.get, "/health/ready", for: .probes, use: readiness)
+        routes.on(.get, "/metrics", for: .probes, use: metrics)
+    }
+
+    @Sendable func live(_ request: Request, context: Context) async throws -> Response {
+        try JSONBody.response(Components.Schemas.Liveness(status: .ok))
+    }
+
+    /// Readiness answers within a second: a load balancer must learn that the database is gone
+    /// sooner than a request would (`GATEHOUSE_DATABASE_TIMEOUT_SECONDS`).
+    static let readinessWait = Duration.seconds(1)
+
+    @Sendable func readiness(_ request: Request, context: Context) async throws -> Response {
+        do {
+            let store = store
+            let schema = try await BoundedWait.run(within: Self.readinessWait) { try await store.schemaStatus() }
+            let pending = schema.pending
+            guard pending.isEmpty else {
+                throw Problem(
+                    .serviceUnavailable,
+                    code: "migrations_pending",
+                    title: "Schema behind",
+                    detail: "Migrations \(pending.map(String.init).joined(separator: ", ")) are pending; run `gatehouse migrate`."
+                )
+            }
+            return try JSONBody.response(
+                Components.Schemas.Readiness(
+                    status: .ok,
+                    database: store.dialect == .postgres ? .postgres : .sqlite,
+                    schemaVersion: schema.applied.last ?? 0
+                )
+            )
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw Problem.databaseUnavailable()
+        }
+    }
+
+    @Sendable func metrics(_ request: Request, context: Context) async throws -> Response {
+        let usage = store.poolUsage
+        registry.makeGauge(descriptor: Self.poolInUse).set(Double(usage.inUse))
+        registry.makeGauge(descriptor: Self.poolCapacity).set(Double(usage.capacity))
+        registry.makeGauge(descriptor: Self.ztokenLookups).set(Double(store.ztokenLookups))
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: buffer))
+        )
+    }
+}

@@ -1,0 +1,135 @@
+// DeviceRisk: device start, a ztoken per event, and the app backend's risk query that consumes it.
+// Serves seed 002 (the device-risk SDK: appKey + secretKey, events 3300-3400, the H5 bridge).
+
+import Foundation
+import GatehouseCore
+
+/// What a risk query needs read and written atomically: consuming the token, the reads the
+/// decision is made from, and the decision itself, all in one transaction.
+
+/// An app's risk rules by scope (0 for the app, else the event id) and its list entries.
+struct RiskPolicy: Sendable {
+    let rules: [Int: RiskRules]
+    let listEntries: [RiskListEntry]
+}
+
+extension RiskFacts {
+    init(consumption: Consumption?, device: Device?, velocity: Velocity?, policy: RiskPolicy, eventID: EventID) {
+        self.init(
+            consumption: consumption,
+            device: device,
+            velocity: velocity,
+            listEntries: policy.listEntries,
+            appRules: policy.rules[0],
+            eventRules: policy.rules[eventID.rawValue]
+        )
+    }
+}
+
+/// Filters for the admin's decision listing; nil means any.
+public struct DecisionFilter: Sendable {
+    public var appID: AppID?
+    public var eventID: EventID?
+    public var deviceID: DeviceID?
+    public var accountID: AccountID?
+    public var decision: RiskDecision?
+    public var from: Date?
+    public var to: Date?
+
+    public init(
+        appID: AppID? = nil,
+        eventID: EventID? = nil,
+        deviceID: DeviceID? = nil,
+        accountID: AccountID? = nil,
+        decision: RiskDecision? = nil,
+        from: Date? = nil,
+        to: Date? = nil
+    ) {
+        self.appID = appID
+        self.eventID = eventID
+        self.deviceID = deviceID
+        self.accountID = accountID
+        self.decision = decision
+        self.from = from
+        self.to = to
+    }
+}
+
+/// A position in the decision listing: the last item's time and id.
+public struct DecisionCursor: Sendable, Equatable {
+    public let decidedAt: Date
+    public let id: UUID
+
+    public init(decidedAt: Date, id: UUID) {
+        self.decidedAt = decidedAt
+        self.id = id
+    }
+}
+
+/// Devices, nonces, ztokens, risk decisions, rules and lists.
+public protocol DeviceRiskStore: Sendable {
+    /// Inserts or refreshes a device; keeps its first-seen time. Returns the stored device.
+    func upsertDevice(_ device: Device) async throws(StoreError) -> Device
+    func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?
+    /// Records a nonce until `expiresAt`; false if it was already used.
+    func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool
+    /// Whether the event is registered for the app and the device has started, in one round trip: the
+    /// two preconditions of every ztoken issuance.
+    func issuancePreconditions(
+        appID: AppID,
+        eventID: EventID,
+        deviceID: DeviceID
+    ) async throws(StoreError)
+        -> (eventRegistered: Bool, deviceStarted: Bool)
+    func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError)
+    /// Consumes the token, reads what the judge needs, and stores the judge's decision, in one
+    /// transaction: concurrent queries with one token see exactly one `.consumed`. Without a token to
+    /// consume the decision is the only write and goes in a group commit. Either way it has committed
+    /// when this returns. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
+    func recordRiskDecision(
+        _ query: RiskQuery,
+        decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
+    ) async throws -> RecordedRiskDecision
+    func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
+    /// Newest first, strictly after `cursor` in that order, each with its app's appKey.
+    func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ListedDecision]
+    /// Rules by scope: 0 for the app, else the event id.
+    func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules]
+    func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError)
+    /// `.conflict` for an entry that is already on the list.
+    func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError)
+    func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry]
+    /// `.notFound` if the app has no such entry.
+    func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
+    func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
+    /// Deletes what is past its retention: ztokens and decisions per app, expired nonces. Runs only
+    /// where it holds the purge lock (one instance at a time); returns nil when another instance has it.
+    func purgeExpired(at now: Date) async throws -> PurgeReport?
+    /// How many times a ztoken row was read or written by a risk query: a forged token must not move it.
+    var ztokenLookups: Int { get }
+}
+
+/// A decision in the operators' listing, with the appKey they know the app by.
+public struct ListedDecision: Sendable, Equatable {
+    public let record: RiskDecisionRecord
+    public let appKey: AppKey
+}
+
+/// A stored decision with what it was judged from (so the caller need not read the device again).
+public struct RecordedRiskDecision: Sendable {
+    public let record: RiskDecisionRecord
+    public let facts: RiskFacts
+}
+
+public struct PurgeReport: Sendable, Equatable {
+    public let ztokens: Int
+    public let decisions: Int
+    /// SDK request nonces, wtoken nonces and failed-signature records past their expiry.
+    public let nonces: Int
+    /// Used PoW solutions and use counts of limited-use tokens past their expiry.
+    public let attestations: Int
+    /// Captcha challenges and pass tokens an hour past their expiry.
+    public let captchas: Int
+    /// Cached STS credentials past their expiry.
+    public var credentials: Int = 0
+}

@@ -1,0 +1,194 @@
+import Foundation
+import GatehouseCore
+
+extension SQLStore: DeviceRiskStore {
+    static let purgeLockKey: Int64 = 0x6761_7465_7075_7267  // "gatepurg"
+
+    public var ztokenLookups: Int { ztokenLookupCounter.load(ordering: .relaxed) }
+
+    public func upsertDevice(_ device: Device) async throws(StoreError) -> Device {
+        let rows = try await database.query(
+            """
+            INSERT INTO devices (app_id, device_id, client_device_id, collect_type, platform, sdk_version, model, os_version, screen,
+                                 idfv, idfa, wifi_ssid, wifi_bssid, environment, first_seen, last_seen, last_address)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+            ON CONFLICT (app_id, device_id) DO UPDATE SET
+                client_device_id = excluded.client_device_id, collect_type = excluded.collect_type, platform = excluded.platform,
+                sdk_version = excluded.sdk_version, model = excluded.model, os_version = excluded.os_version, screen = excluded.screen,
+                idfv = excluded.idfv, idfa = excluded.idfa, wifi_ssid = excluded.wifi_ssid, wifi_bssid = excluded.wifi_bssid,
+                environment = excluded.environment, last_seen = excluded.last_seen, last_address = excluded.last_address,
+                key_epoch = devices.key_epoch + 1
+            RETURNING *
+            """,
+            [
+                .uuid(device.appID.rawValue), .text(device.id.rawValue), .text(device.clientDeviceID), .int(Int64(device.mode.rawValue)),
+                .optional(device.platform?.rawValue), .optional(device.sdkVersion), .optional(device.basic?.model),
+                .optional(device.basic?.osVersion), .optional(device.basic?.screen), .optional(device.unique?.idfv),
+                .optional(device.unique?.idfa), .optional(device.extra?.wifiSsid), .optional(device.extra?.wifiBssid),
+                .int(Int64(device.environment.rawValue)), .date(device.firstSeen), .date(device.lastSeen), .optional(device.lastAddress),
+            ]
+        )
+        guard let row = rows.first else { throw .corruptRow("device upsert returned nothing") }
+        return try Self.device(row)
+    }
+
+    public func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device? {
+        try await Self.device(appID: appID, id: id, in: database)
+    }
+
+    public func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool {
+        try await Self.batched { try await self.nonceWrites.submit(NonceUse(appID: appID, nonce: nonce, expiresAt: expiresAt)) }
+    }
+
+    public func issuancePreconditions(
+        appID: AppID,
+        eventID: EventID,
+        deviceID: DeviceID
+    ) async throws(StoreError)
+        -> (eventRegistered: Bool, deviceStarted: Bool)
+    {
+        let rows = try await database.query(
+            """
+            SELECT
+              (SELECT count(*) FROM app_events WHERE app_id = $1 AND event_id = $2) AS events,
+              (SELECT count(*) FROM devices WHERE app_id = $1 AND device_id = $3) AS devices
+            """,
+            [.uuid(appID.rawValue), .int(Int64(eventID.rawValue)), .text(deviceID.rawValue)]
+        )
+        guard let row = rows.first else { throw .corruptRow("issuance preconditions returned nothing") }
+        return (try row.int("events") > 0, try row.int("devices") > 0)
+    }
+
+    public func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError) {
+        try await Self.batched { try await self.ztokenWrites.submit(token) }
+    }
+
+    public func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules] {
+        try await Self.riskRules(appID: appID, in: database)
+    }
+
+    public func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError) {
+        guard let json = try? JSONEncoder().encode(rules) else { throw .corruptRow("rules do not encode") }
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                """
+                INSERT INTO risk_rules (app_id, scope, rules, updated_at) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (app_id, scope) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at
+                """,
+                [.uuid(appID.rawValue), .int(Int64(scope)), .text(String(decoding: json, as: UTF8.self)), .date(now)]
+            )
+        }
+    }
+
+    public func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                "INSERT INTO risk_lists (app_id, entry_id, kind, subject, value, note, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                [
+                    .uuid(entry.appID.rawValue), .uuid(entry.id), .text(entry.kind.rawValue), .text(entry.subject.rawValue), .text(entry.value),
+                    .optional(entry.note), .date(entry.createdAt),
+                ]
+            )
+        }
+    }
+
+    public func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry] {
+        try await Self.listEntries(appID: appID, in: database)
+    }
+
+    public func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            let rows = try await transaction.query(
+                "DELETE FROM risk_lists WHERE app_id = $1 AND entry_id = $2 RETURNING entry_id",
+                [.uuid(appID.rawValue), .uuid(id)]
+            )
+            guard !rows.isEmpty else { throw StoreError.notFound("no list entry \(id)") }
+        }
+    }
+
+    public func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError) {
+        try await changing(audit) { transaction in
+            try await transaction.query(
+                "UPDATE apps SET ztoken_ttl_seconds = $1, retention_days = $2, updated_at = $3 WHERE app_id = $4",
+                [
+                    .int(Int64(updated.settings.ztokenTTLSeconds)), .int(Int64(updated.settings.retentionDays)), .date(updated.updatedAt),
+                    .uuid(app.id.rawValue),
+                ]
+            )
+        }
+    }
+
+    public func purgeExpired(at now: Date) async throws -> PurgeReport? {
+        try await database.ifUnlocked(Self.purgeLockKey) { locked in
+            var ztokens = 0
+            var decisions = 0
+            let apps = try await locked.query("SELECT app_id, retention_days FROM apps", [])
+            for app in apps {
+                let binds: [SQLValue] = [
+                    .uuid(try app.uuid("app_id")), .date(now.addingTimeInterval(-86_400 * Double(try app.int("retention_days")))),
+                    .int(Self.purgeBatch),
+                ]
+                ztokens += try await Self.deleteInBatches(
+                    """
+                    DELETE FROM ztokens WHERE app_id = $1 AND token_id IN
+                      (SELECT token_id FROM ztokens WHERE app_id = $1 AND issued_at < $2 LIMIT $3)
+                    RETURNING token_id
+                    """,
+                    binds,
+                    in: locked
+                )
+                decisions += try await Self.deleteInBatches(
+                    """
+                    DELETE FROM risk_decisions WHERE app_id = $1 AND decision_id IN
+                      (SELECT decision_id FROM risk_decisions WHERE app_id = $1 AND decided_at < $2 LIMIT $3)
+                    RETURNING decision_id
+                    """,
+                    binds,
+                    in: locked
+                )
+            }
+            let nonces =
+                try await Self.deleteExpired(from: "sdk_nonces", key: "nonce", before: now, in: locked)
+                + Self.deleteExpired(from: "signature_failures", key: "failure_id", before: now, in: locked)
+            var attestations = 0
+            for (table, key) in [("attest_solutions", "replay_key"), ("attest_token_uses", "jti")] {
+                attestations += try await Self.deleteExpired(from: table, key: key, before: now, in: locked)
+            }
+            // Captcha rows outlive their expiry by an hour, so that idempotent siteverify retries still
+            // find their pass; passes go first, as they point at their challenge.
+            var captchas = 0
+            for (table, key) in [("captcha_passes", "token_hash"), ("captcha_challenges", "challenge_id")] {
+                captchas += try await Self.deleteExpired(from: table, key: key, before: now.addingTimeInterval(-3600), in: locked)
+            }
+            var report = PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations, captchas: captchas)
+            report.credentials = try await Self.deleteExpired(from: "sts_credentials", key: "cache_key", before: now, in: locked)
+            return report
+        }
+    }
+
+    /// Rows are deleted a bounded batch per statement, so a large backlog neither holds locks for long
+    /// nor loads every deleted key at once.
+    static let purgeBatch: Int64 = 1000
+
+    /// Deletes the rows of a table keyed by (app_id, `key`) whose `expires_at` is before `cutoff`.
+    static func deleteExpired(from table: String, key: String, before cutoff: Date, in database: any SQLDatabase) async throws(StoreError) -> Int {
+        try await deleteInBatches(
+            """
+            DELETE FROM \(table) WHERE (app_id, \(key)) IN
+              (SELECT app_id, \(key) FROM \(table) WHERE expires_at < $1 LIMIT $2)
+            RETURNING \(key)
+            """,
+            [.date(cutoff), .int(purgeBatch)],
+            in: database
+        )
+    }
+
+    static func deleteInBatches(_ sql: String, _ binds: [SQLValue], in database: any SQLDatabase) async throws(StoreError) -> Int {
+        var total = 0
+        while true {
+            let deleted = try await database.query(sql, binds).count
+            total += deleted
+            if deleted < purgeBatch { return total }
+        }
+    }
+}
