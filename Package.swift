@@ -111,6 +111,7 @@ let package = Package(
             name: "GatehouseServerTests",
             dependencies: [
                 "GatehouseServer",
+                .product(name: "GatehouseAPI", package: "client"),
                 .product(name: "GatehouseClient", package: "client"),
                 "GatehouseHummingbird",
                 "GatehouseStore",

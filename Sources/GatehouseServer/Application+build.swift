@@ -28,21 +28,10 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
-    let gateCredentialHeader = try GatewayCredential.header(named: configuration.gateCredentialHeader)
     let router = Router(context: GatehouseRequestContext.self)
     let (routes, sdkOperations) = capabilityRoutes(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations)
-    installMiddleware(
-        on: router,
-        routes: routes,
-        configuration,
-        registry: registry,
-        guards: [
-            .operators: AdminAuthMiddleware(tokens: store, clock: clock),
-            .backend: BackendAuthMiddleware(apps: operations, header: .authorization),
-            .gateway: BackendAuthMiddleware(apps: operations, header: gateCredentialHeader),
-            .sdk: SDKAuthMiddleware(operations: sdkOperations),
-        ]
-    )
+    let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdkOperations)
+    installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
 
     var app = Application(
         responder: CanonicalPathResponder(routes: router.buildResponder()),

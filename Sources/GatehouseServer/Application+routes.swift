@@ -60,3 +60,20 @@ func capabilityRoutes(
     STSController(sts: sts).register(on: &routes)
     return (routes, sdkOperations)
 }
+
+/// Each audience's guard; the probes and the open routes have none.
+func audienceGuards(
+    _ configuration: GatehouseConfiguration,
+    store: SQLStore,
+    clock: any GatehouseClock,
+    apps: AppOperations,
+    sdk: SDKOperations
+) throws -> [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>] {
+    let gateCredentialHeader = try GatewayCredential.header(named: configuration.gateCredentialHeader)
+    return [
+        .operators: AdminAuthMiddleware(tokens: store, clock: clock),
+        .backend: BackendAuthMiddleware(apps: apps, header: .authorization),
+        .gateway: BackendAuthMiddleware(apps: apps, header: gateCredentialHeader),
+        .sdk: SDKAuthMiddleware(operations: sdk),
+    ]
+}

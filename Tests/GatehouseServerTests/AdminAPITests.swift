@@ -96,7 +96,7 @@ import Testing
                 if let authorization { headers[.authorization] = authorization }
                 let response = try await server.send(.get, "/v1/admin/apps", headers: headers)
                 #expect(response.status == .unauthorized)
-                #expect(response.json?["code"] as? String == code)
+                #expect(response.problem?.code == code)
                 #expect(response.headers[.wwwAuthenticate] == #"Bearer realm="gatehouse-admin""#)
                 #expect(response.headers[.contentType] == "application/problem+json")
             }

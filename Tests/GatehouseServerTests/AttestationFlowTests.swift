@@ -15,9 +15,7 @@ import Testing
         _ app: Flow.AppCredentials,
         _ attestID: String,
         _ device: String
-    ) async throws -> (
-        status: HTTPResponse.Status, json: [String: Any]?
-    ) {
+    ) async throws -> TestResponse {
         try await Flow.sdk(server, app, "/v1/attest/challenges", #"{"attestId":"\#(attestID)","deviceId":"\#(device)"}"#)
     }
 
@@ -39,9 +37,7 @@ import Testing
         _ attestID: String,
         _ device: String,
         _ payload: String
-    ) async throws -> (
-        status: HTTPResponse.Status, json: [String: Any]?
-    ) {
+    ) async throws -> TestResponse {
         try await Flow.sdk(server, app, "/v1/attest/tokens", #"{"attestId":"\#(attestID)","deviceId":"\#(device)","payload":"\#(payload)"}"#)
     }
 
@@ -58,7 +54,7 @@ import Testing
             )
             #expect(created.status == .created)
             let duplicate = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/attesters", body: #"{"attestId":"login-pow"}"#)
-            #expect(duplicate.status == .conflict && duplicate.json?["code"] as? String == "attester_exists")
+            #expect(duplicate.status == .conflict && duplicate.problem?.code == "attester_exists")
             let badLifetime = try await server.send(
                 .post,
                 "/v1/admin/apps/\(app.appKey)/attesters",

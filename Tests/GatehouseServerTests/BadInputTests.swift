@@ -208,7 +208,7 @@ import Testing
                 headers[.contentType] = testCase.contentType
                 let response = try await server.send(testCase.method, testCase.path, headers: headers, body: testCase.body, rawBody: testCase.rawBody)
                 #expect(Int(response.status.code) == testCase.status, "\(testCase)")
-                #expect(response.json?["code"] as? String == testCase.code, "\(testCase)")
+                #expect(response.problem?.code == testCase.code, "\(testCase)")
                 #expect(response.json?["type"] as? String == "urn:gatehouse:problem:\(testCase.code)", "\(testCase)")
                 #expect(response.headers[.contentType] == "application/problem+json", "\(testCase)")
                 if testCase.status == 405 { #expect(response.headers[.allow] == "POST, GET") }
@@ -239,7 +239,7 @@ import Testing
                 if let authorization { headers[.authorization] = authorization }
                 let response = try await server.send(.get, "/v1/backend/whoami", headers: headers)
                 #expect(response.status == .unauthorized)
-                #expect(response.json?["code"] as? String == code)
+                #expect(response.problem?.code == code)
                 #expect(response.headers[.wwwAuthenticate] == #"Basic realm="gatehouse-backend""#)
             }
         }

@@ -36,9 +36,7 @@ import Testing
         _ id: String,
         position: Double,
         trajectory: [DragPoint]? = nil
-    ) async throws -> (
-        status: HTTPResponse.Status, headers: HTTPFields, json: [String: Any]?
-    ) {
+    ) async throws -> TestResponse {
         let points = trajectory ?? DragSamples.human(to: position)
         let body = #"{"appKey":"\#(appKey)","position":\#(position),"durationMs":\#(points.last!.t + 30),"trajectory":\#(trajectoryJSON(points))}"#
         return try await server.send(.post, "/v1/captcha/challenges/\(id)/answers", headers: json, body: body)
@@ -287,7 +285,7 @@ import Testing
                 headers: [.contentType: "application/x-www-form-urlencoded"],
                 rawBody: body
             )
-            #expect(answer.status == .badRequest && answer.json?["code"] as? String == "malformed_json")
+            #expect(answer.status == .badRequest && answer.problem?.code == "malformed_json")
         }
     }
 

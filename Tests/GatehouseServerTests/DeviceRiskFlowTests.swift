@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseClient
 import GatehouseCore
 import GatehouseTestSupport
@@ -18,20 +19,16 @@ import Testing
 
     static func createApp(_ server: ServerFixture, events: [Int] = [3301]) async throws -> AppCredentials {
         let created = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Shop","platforms":["ios"]}"#)
-        let app = try #require(created.json?["app"] as? [String: Any])
+            .decoded(Components.Schemas.AppCreated.self)
         for event in events {
             let registered = try await server.send(
                 .post,
-                "/v1/admin/apps/\(app["appKey"]!)/events",
+                "/v1/admin/apps/\(created.app.appKey)/events",
                 body: #"{"eventId":\#(event),"name":"e\#(event)"}"#
             )
             #expect(registered.status == .created)
         }
-        return AppCredentials(
-            appKey: try #require(app["appKey"] as? String),
-            secretKey: try #require(created.json?["secretKey"] as? String),
-            serverSecret: try #require(created.json?["serverSecret"] as? String)
-        )
+        return AppCredentials(appKey: created.app.appKey, secretKey: created.secretKey, serverSecret: created.serverSecret)
     }
 
     /// Signs a `/v1/sdk` request the way docs/sdk-protocol.md says, with knobs to break it.
@@ -44,7 +41,7 @@ import Testing
         timestamp: Int = Int(Date().timeIntervalSince1970),
         nonce: String = "n-" + UUID().uuidString,
         appKeyHeader: String?? = .none
-    ) async throws -> (status: HTTPResponse.Status, json: [String: Any]?) {
+    ) async throws -> TestResponse {
         let canonical = SDKSignedRequest.canonical(method: "POST", path: path, timestamp: timestamp, nonce: nonce, body: Array(body.utf8))
         var headers: HTTPFields = [
             .contentType: "application/json",
@@ -57,8 +54,7 @@ import Testing
         case .some(.some(let value)): headers[HTTPField.Name("X-Gatehouse-AppKey")!] = value
         case .some(.none): break
         }
-        let response = try await server.send(.post, path, headers: headers, body: body)
-        return (response.status, response.json)
+        return try await server.send(.post, path, headers: headers, body: body)
     }
 
     static func startDevice(
@@ -75,8 +71,8 @@ import Testing
              "unique":{"idfv":"IDFV-\(clientID)","idfa":"IDFA"},"extra":{"wifiSsid":"home","wifiBssid":"aa:bb:cc"},"environment":\(signals)}
             """
         let started = try await sdk(server, app, "/v1/sdk/device/start", body)
-        #expect(started.status == .ok && started.json?["code"] as? Int == 0)
-        return try #require(started.json?["deviceId"] as? String)
+        #expect(started.status == .ok)
+        return try started.decoded(Components.Schemas.DeviceStartResponse.self).deviceId
     }
 
     static func ztoken(
@@ -89,8 +85,8 @@ import Testing
         -> String
     {
         let issued = try await sdk(server, app, "/v1/sdk/ztoken", #"{"deviceId":"\#(device)","eventId":\#(event),"accountId":"\#(account)"}"#)
-        #expect(issued.status == .ok && issued.json?["code"] as? Int == 0)
-        return try #require(issued.json?["z"] as? String)
+        #expect(issued.status == .ok)
+        return try issued.decoded(Components.Schemas.ZTokenResponse.self).z
     }
 
     static func query(
@@ -100,7 +96,7 @@ import Testing
         event: Int = 3301,
         account: String = "10538532"
     )
-        async throws -> [String: Any]
+        async throws -> Components.Schemas.RiskDecisionView
     {
         let response = try await server.send(
             .post,
@@ -109,11 +105,11 @@ import Testing
             body: #"{"ztoken":"\#(token)","eventId":\#(event),"accountId":"\#(account)","clientIp":"127.0.0.1","userAgent":"shop/1.0"}"#
         )
         #expect(response.status == .ok, "\(response.json ?? [:])")
-        return response.json ?? [:]
+        return try response.decoded()
     }
 
-    static func tags(_ decision: [String: Any]) -> [String] {
-        (decision["tags"] as? [[String: Any]] ?? []).compactMap { $0["tag"] as? String }
+    static func tags(_ decision: Components.Schemas.RiskDecisionView) -> [String] {
+        decision.tags.map(\.tag)
     }
 
     static func ztokenLookups(_ server: ServerFixture) async throws -> Double {
@@ -132,17 +128,15 @@ import Testing
                 let body = """
                     {"deviceId":"mode-\(mode)","collectType":\(mode),"basic":{"model":"m"},"unique":{"idfv":"v-\(mode)"},"extra":{"wifiSsid":"s"}}
                     """
-                let started = try await Self.sdk(server, app, "/v1/sdk/device/start", body)
-                #expect(started.json?["code"] as? Int == 0)
-                #expect(started.json?["ztokenTtlSeconds"] as? Int == 300)
-                let dropped = Set(started.json?["dropped"] as? [String] ?? [])
+                let started = try await Self.sdk(server, app, "/v1/sdk/device/start", body).decoded(Components.Schemas.DeviceStartResponse.self)
+                #expect(started.code == ._0 && started.ztokenTtlSeconds == 300)
                 let expected = Set([(1, "basic"), (2, "unique"), (4, "extra")].filter { mode & $0.0 != 0 }.map(\.1))
-                #expect(dropped == expected, "mode \(mode)")
-                let stored = try await server.send(.get, "/v1/admin/apps/\(app.appKey)/devices/\(started.json?["deviceId"] as? String ?? "")")
-                #expect(stored.status == .ok)
-                #expect((stored.json?["basic"] != nil) == (mode & 1 == 0), "mode \(mode)")
-                #expect((stored.json?["unique"] != nil) == (mode & 2 == 0), "mode \(mode)")
-                #expect((stored.json?["extra"] != nil) == (mode & 4 == 0), "mode \(mode)")
+                #expect(Set(started.dropped.map(\.rawValue)) == expected, "mode \(mode)")
+                let stored = try await server.send(.get, "/v1/admin/apps/\(app.appKey)/devices/\(started.deviceId)")
+                    .decoded(Components.Schemas.DeviceRecord.self)
+                #expect((stored.basic != nil) == (mode & 1 == 0), "mode \(mode)")
+                #expect((stored.unique != nil) == (mode & 2 == 0), "mode \(mode)")
+                #expect((stored.extra != nil) == (mode & 4 == 0), "mode \(mode)")
             }
 
             // The same device re-initialising keeps its identity.
@@ -153,27 +147,26 @@ import Testing
             let token = try await Self.ztoken(server, app, device: device)
             #expect(token.count < 100)
             let first = try await Self.query(server, app, token)
-            #expect(first["tokenState"] as? String == "fresh")
-            #expect(first["decision"] as? String == "pass" && first["score"] as? Int == 0)
-            #expect((first["device"] as? [String: Any])?["deviceId"] as? String == device)
+            #expect(first.tokenState == .fresh && first.decision == .pass && first.score == 0)
+            #expect(first.device?.deviceId == device)
             let again = try await Self.query(server, app, token)
-            #expect(again["tokenState"] as? String == "replayed")
-            #expect(again["decision"] as? String == "reject" && Self.tags(again).contains("token.replayed"))
+            #expect(again.tokenState == .replayed && again.decision == .reject && Self.tags(again).contains("token.replayed"))
 
             // A forged token is refused without touching the ztoken table.
             let lookupsBefore = try await Self.ztokenLookups(server)
             var forged = Array(token)
             forged[30] = forged[30] == "A" ? "B" : "A"
             let refused = try await Self.query(server, app, String(forged))
-            #expect(refused["tokenState"] as? String == "forged" && refused["decision"] as? String == "reject")
+            #expect(refused.tokenState == .forged && refused.decision == .reject)
             #expect(try await Self.ztokenLookups(server) == lookupsBefore)
 
             // The stored decision reads back for the backend and in the admin listing.
-            let decisionID = try #require(first["decisionId"] as? String)
-            let stored = try await server.send(.get, "/v1/risk/decisions/\(decisionID)", headers: app.backend)
-            #expect(stored.json?["tokenState"] as? String == "fresh" && stored.json?["userAgent"] as? String == "shop/1.0")
+            let stored = try await server.send(.get, "/v1/risk/decisions/\(first.decisionId)", headers: app.backend)
+                .decoded(Components.Schemas.RiskDecisionView.self)
+            #expect(stored.tokenState == .fresh && stored.userAgent == "shop/1.0")
             let listed = try await server.send(.get, "/v1/admin/risk/decisions?appKey=\(app.appKey)&decision=reject")
-            #expect((listed.json?["items"] as? [Any])?.count == 2)
+                .decoded(Components.Schemas.RiskDecisionPage.self)
+            #expect(listed.items.count == 2)
         }
     }
 
@@ -182,19 +175,19 @@ import Testing
         try await withServer(kind) { server in
             let app = try await Self.createApp(server)
             let rules = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/risk/rules", body: #"{"maxDeviceEventsPerMinute":3}"#)
-            #expect((rules.json?["effective"] as? [String: Any])?["maxDeviceEventsPerMinute"] as? Int == 3)
+            #expect(try rules.decoded(Components.Schemas.RiskRulesView.self).effective.maxDeviceEventsPerMinute == 3)
             // JSON Schema's integer 3301.0 names event 3301; a real fraction is a bad parameter.
             let zeroFraction = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/events/3301.0/risk/rules", body: "{}")
             #expect(zeroFraction.status == .ok)
             let fraction = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/events/3301.5/risk/rules", body: "{}")
-            #expect(fraction.status == .badRequest && fraction.json?["field"] as? String == "eventId")
+            #expect(fraction.status == .badRequest && fraction.problem?.field == "eventId")
 
             let device = try await Self.startDevice(server, app, signals: #"{"jailbreak":true}"#)
             var last = ""
             for _ in 0..<4 { last = try await Self.ztoken(server, app, device: device) }
             let busy = try await Self.query(server, app, last)
             #expect(Self.tags(busy) == ["device.jailbreak", "velocity.device_events_per_minute"])
-            #expect(busy["decision"] as? String == "reject" && busy["score"] as? Int == 80)
+            #expect(busy.decision == .reject && busy.score == 80)
 
             let listed = try await server.send(
                 .post,
@@ -204,7 +197,7 @@ import Testing
             #expect(listed.status == .created)
             let clean = try await Self.startDevice(server, app, clientID: "clean")
             let denied = try await Self.query(server, app, try await Self.ztoken(server, app, device: clean, account: "mallory"), account: "mallory")
-            #expect(Self.tags(denied).contains("list.deny") && denied["decision"] as? String == "reject")
+            #expect(Self.tags(denied).contains("list.deny") && denied.decision == .reject)
 
             let bridged = try await Self.sdk(
                 server,
@@ -212,9 +205,9 @@ import Testing
                 "/v1/sdk/ztoken/bridge",
                 #"{"deviceId":"\#(clean)","js":"{\"eventId\":\"3301\",\"page\":\"cart\"}","url":"https://shop.example/cart","c":"cuid-1","a":"alice"}"#
             )
-            #expect(bridged.json?["code"] as? Int == 0)
-            let fromPage = try await Self.query(server, app, try #require(bridged.json?["z"] as? String), account: "alice")
-            #expect(fromPage["tokenState"] as? String == "fresh" && fromPage["pageUrl"] as? String == "https://shop.example/cart")
+            let bridgedToken = try bridged.decoded(Components.Schemas.ZTokenResponse.self).z
+            let fromPage = try await Self.query(server, app, bridgedToken, account: "alice")
+            #expect(fromPage.tokenState == .fresh && fromPage.pageUrl == "https://shop.example/cart")
         }
     }
 
@@ -227,7 +220,7 @@ import Testing
             let good = #"{"deviceId":"\#(device)","eventId":3301,"accountId":"u1"}"#
             let reused = "nonce-used-once-0001"
             _ = try await Self.sdk(server, app, ztoken, good, nonce: reused)
-            let cases: [(String, (status: HTTPResponse.Status, json: [String: Any]?), Int, String)] = [
+            let cases: [(String, TestResponse, Int, String)] = [
                 ("no appKey", try await Self.sdk(server, app, ztoken, good, appKeyHeader: .some(nil)), -9, "appkey_empty"),
                 ("unknown appKey", try await Self.sdk(server, app, ztoken, good, appKeyHeader: "zzzzz"), -12, "appkey_invalid"),
                 (
@@ -286,15 +279,16 @@ import Testing
                 ),
             ]
             for (name, response, code, reason) in cases {
-                #expect(response.json?["code"] as? Int == code, "\(name): \(response.json ?? [:])")
-                #expect(response.json?["reason"] as? String == reason, "\(name)")
+                let refusal = try response.decoded(Components.Schemas.SDKError.self)
+                #expect(refusal.code.rawValue == code && refusal.reason == reason, "\(name): \(refusal)")
                 #expect((400..<500).contains(Int(response.status.code)), "\(name)")
             }
             #expect(try await server.send(.get, "/v1/admin/apps/\(app.appKey)/devices/x").status == .badRequest)
 
             _ = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/disable")
             let disabled = try await Self.sdk(server, app, ztoken, good)
-            #expect(disabled.json?["code"] as? Int == -12 && disabled.json?["reason"] as? String == "app_disabled")
+            let refusal = try disabled.decoded(Components.Schemas.SDKError.self)
+            #expect(refusal.code == ._n12 && refusal.reason == "app_disabled")
         }
     }
 
@@ -313,11 +307,10 @@ import Testing
             ]
             for (candidate, state) in states {
                 let decision = try await Self.query(server, app, candidate)
-                #expect(decision["tokenState"] as? String == state)
-                #expect(decision["decision"] as? String == "reject")
+                #expect(decision.tokenState.rawValue == state && decision.decision == .reject)
             }
-            #expect(try await Self.query(server, app, token, event: 3300)["tokenState"] as? String == "wrongEvent")
-            #expect(try await Self.query(server, app, token, account: "someone-else")["tokenState"] as? String == "wrongAccount")
+            #expect(try await Self.query(server, app, token, event: 3300).tokenState == .wrongEvent)
+            #expect(try await Self.query(server, app, token, account: "someone-else").tokenState == .wrongAccount)
             // None of those consumed the real token; the Swift client sees it fresh, then reads it back.
             let backend = GatehouseBackendClient(serverURL: server.baseURL, appKey: app.appKey, serverSecret: app.serverSecret)
             let fresh = try await backend.queryRisk(ztoken: token, eventID: 3301, accountID: "10538532", clientIP: "2001:db8::1")
@@ -332,12 +325,12 @@ import Testing
             ]
             for (body, status, code) in bad {
                 let response = try await server.send(.post, "/v1/risk/query", headers: app.backend, body: body)
-                #expect(Int(response.status.code) == status && response.json?["code"] as? String == code, "\(body)")
+                #expect(Int(response.status.code) == status && response.problem?.code == code, "\(body)")
             }
             let unauthenticated = try await server.send(.post, "/v1/risk/query", headers: [.contentType: "application/json"], body: "{}")
             #expect(unauthenticated.status == .unauthorized)
             let missing = try await server.send(.get, "/v1/risk/decisions/\(UUID().uuidString)", headers: app.backend)
-            #expect(missing.status == .notFound && missing.json?["code"] as? String == "decision_not_found")
+            #expect(missing.status == .notFound && missing.problem?.code == "decision_not_found")
         }
     }
 }

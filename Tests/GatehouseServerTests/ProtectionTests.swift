@@ -28,7 +28,7 @@ import Testing
                 }
                 let anonymous = try await server.send(.get, path, headers: [:])
                 if path.hasPrefix("/v1/") && !path.hasPrefix("/V1") {
-                    #expect(anonymous.json?["code"] as? String == "non_canonical_path", "\(path)")
+                    #expect(anonymous.problem?.code == "non_canonical_path", "\(path)")
                 }
             }
             // The canonical spelling still needs its credential, and works with it.
@@ -111,7 +111,7 @@ import Testing
                 "/v1/admin/apps/\(app.appKey)/attesters",
                 body: #"{"attestId":"v2-pow","pow":{"format":"altcha-v2","cost":50001}}"#
             )
-            #expect(tooCostly.status == .badRequest && tooCostly.json?["field"] as? String == "pow.cost")
+            #expect(tooCostly.status == .badRequest && tooCostly.problem?.field == "pow.cost")
         }
     }
 
@@ -127,12 +127,12 @@ import Testing
             for (index, endpoint) in inward.enumerated() {
                 let body = STSRoleFlowTests.roleBody("role-\(index)").replacingOccurrences(of: "http://127.0.0.1:5000", with: endpoint)
                 let refused = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/roles", body: body)
-                #expect(refused.status == .badRequest && refused.json?["field"] as? String == "stsEndpoint", "\(endpoint): \(refused.json ?? [:])")
+                #expect(refused.status == .badRequest && refused.problem?.field == "stsEndpoint", "\(endpoint): \(refused.json ?? [:])")
             }
             let body = STSRoleFlowTests.roleBody("public").replacingOccurrences(of: "http://127.0.0.1:5000", with: "https://sts.amazonaws.com")
             #expect(try await server.send(.post, "/v1/admin/apps/\(app.appKey)/roles", body: body).status == .created)
             let moved = try await server.send(.patch, "/v1/admin/apps/\(app.appKey)/roles/public", body: #"{"stsEndpoint":"https://192.168.1.1"}"#)
-            #expect(moved.status == .badRequest && moved.json?["field"] as? String == "stsEndpoint")
+            #expect(moved.status == .badRequest && moved.problem?.field == "stsEndpoint")
         }
     }
 }

@@ -73,7 +73,7 @@ import Testing
             ]
             for (extra, field) in cases {
                 let refused = try await server.send(.post, base, body: Self.roleBody("bad-role", extra: extra))
-                #expect(refused.status == .badRequest && refused.json?["field"] as? String == field, "\(extra): \(refused.json ?? [:])")
+                #expect(refused.status == .badRequest && refused.problem?.field == field, "\(extra): \(refused.json ?? [:])")
             }
             let replaced: [(String, String, String)] = [
                 (#""provider":"aws""#, #""provider":"alibaba""#, "roleArn"),
@@ -81,7 +81,7 @@ import Testing
             ]
             for (old, new, field) in replaced {
                 let refused = try await server.send(.post, base, body: Self.roleBody("bad-role").replacingOccurrences(of: old, with: new))
-                #expect(refused.status == .badRequest && refused.json?["field"] as? String == field, "\(new): \(refused.json ?? [:])")
+                #expect(refused.status == .badRequest && refused.problem?.field == field, "\(new): \(refused.json ?? [:])")
             }
             let badPolicies = [
                 #"{"Statement":[]}"#, #"{"Version":"1","Statement":[{"Effect":"Maybe","Action":"*","Resource":"*"}]}"#, "not json",
@@ -90,11 +90,11 @@ import Testing
             for template in badPolicies {
                 let body = Self.roleBody("bad-role").replacingOccurrences(of: Self.json(Self.policy), with: Self.json(template))
                 let refused = try await server.send(.post, base, body: body)
-                #expect(refused.status == .badRequest && refused.json?["code"] as? String == "invalid_policy_template", "\(template)")
+                #expect(refused.status == .badRequest && refused.problem?.code == "invalid_policy_template", "\(template)")
             }
             let keyless = Self.roleBody("bad-role").replacingOccurrences(of: #""accessKeySecret":"\#(Self.secret)","#, with: "")
             let refused = try await server.send(.post, base, body: keyless)
-            #expect(refused.status == .badRequest && refused.json?["field"] as? String == "accessKeyId")
+            #expect(refused.status == .badRequest && refused.problem?.field == "accessKeyId")
             // Nothing was half-written.
             #expect((try await server.send(.get, base).json?["items"] as? [Any])?.isEmpty == true)
         }

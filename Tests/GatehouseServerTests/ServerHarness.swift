@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseServer
 import GatehouseStore
@@ -18,14 +19,14 @@ struct ServerFixture: Sendable {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(client.port!)")! }
     var admin: HTTPFields { [.authorization: "Bearer \(adminToken)", .contentType: "application/json"] }
 
-    /// Sends a request and returns the status, headers and the body parsed as JSON (nil if it is not JSON).
+    /// Sends a request (with the admin token unless `headers` says otherwise) and returns the answer.
     func send(
         _ method: HTTPRequest.Method,
         _ uri: String,
         headers: HTTPFields? = nil,
         body: String? = nil,
         rawBody: [UInt8]? = nil
-    ) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, json: [String: Any]?) {
+    ) async throws -> TestResponse {
         let bytes = rawBody ?? body.map { Array($0.utf8) }
         let response = try await client.execute(
             uri: uri,
@@ -33,9 +34,32 @@ struct ServerFixture: Sendable {
             headers: headers ?? admin,
             body: bytes.map { ByteBuffer(bytes: $0) }
         )
-        let json = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
-        return (response.status, response.headers, json)
+        return TestResponse(status: response.status, headers: response.headers, body: Data(buffer: response.body))
     }
+}
+
+/// An answer as a test reads it: decoded into the contract's generated types (`decoded()`), or, for
+/// the few checks about the JSON itself (a field that must be absent), as a dictionary.
+struct TestResponse: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: Data
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    /// The body as the contract's type `T` (a `Components.Schemas` type); throws if it is not one.
+    func decoded<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try Self.decoder.decode(T.self, from: body)
+    }
+
+    /// The problem+json of a refusal; nil if the body is not one.
+    var problem: Components.Schemas.Problem? { try? decoded() }
+
+    var json: [String: Any]? { try? JSONSerialization.jsonObject(with: body) as? [String: Any] }
 }
 
 /// Builds the real application against a fresh database of `kind`, serves it on a loopback port

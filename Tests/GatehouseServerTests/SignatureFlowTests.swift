@@ -270,7 +270,7 @@ import FoundationNetworking
                 headers: app.backend,
                 body: #"{"method":"GET","url":"https://api.example.com/","clientIp":"198.51.100"}"#
             )
-            #expect(badAddress.status == .badRequest && badAddress.json?["field"] as? String == "clientIp")
+            #expect(badAddress.status == .badRequest && badAddress.problem?.field == "clientIp")
 
             // Listing the device itself needs no help from the backend; the captcha pass lets it through once.
             try await listed("device", signer.deviceID)

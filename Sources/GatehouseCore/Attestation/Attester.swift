@@ -101,7 +101,9 @@ public enum AttesterPolicy {
     public static let maxUses: ClosedRange<Int> = 1...100_000
     public static let defaultTokenHeader = "EO-Attest-Token"
     /// Headers a token may not travel in: they mean something else to every proxy on the way.
-    static let reservedHeaders: Set<String> = [
+    /// Headers that frame or forward a request, which proxies set or rewrite: never a token's or a
+    /// credential's carrier.
+    public static let reservedHeaders: Set<String> = [
         "host", "content-length", "content-type", "transfer-encoding", "connection", "cookie", "set-cookie", "te", "trailer", "upgrade",
         "keep-alive", "proxy-authorization", "x-forwarded-for", "x-real-ip", "x-request-id",
     ]

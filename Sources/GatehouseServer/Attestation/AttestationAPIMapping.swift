@@ -38,67 +38,55 @@ extension Components.Schemas.Attester {
     }
 }
 
+/// The settings an attester's create and update bodies share, so that one mapping reads both.
+protocol AttesterSettingsBody {
+    var kind: Components.Schemas.AttesterKind? { get }
+    var pow: Components.Schemas.PowSettings? { get }
+    var adaptive: Bool? { get }
+    var challengeLifetimeSeconds: Int? { get }
+    var tokenLifetimeSeconds: Int? { get }
+    var tokenHeader: Components.Schemas.HeaderName? { get }
+    var maxUses: Int? { get }
+    var algorithmName: String? { get }
+    var bindHeader: String? { get }
+    var requireSignature: Bool? { get }
+    var routes: [Components.Schemas.ProtectedRoute]? { get }
+}
+
+extension Components.Schemas.AttesterCreate: AttesterSettingsBody {
+    var algorithmName: String? { algorithm?.rawValue }
+}
+
+extension Components.Schemas.AttesterUpdate: AttesterSettingsBody {
+    var algorithmName: String? { algorithm?.rawValue }
+}
+
 extension AttesterChange {
     init(_ body: Components.Schemas.AttesterCreate) {
-        self.init()
-        set(
-            kind: body.kind?.rawValue,
-            pow: body.pow,
-            adaptive: body.adaptive,
-            challengeLifetimeSeconds: body.challengeLifetimeSeconds,
-            tokenLifetimeSeconds: body.tokenLifetimeSeconds,
-            tokenHeader: body.tokenHeader,
-            maxUses: body.maxUses,
-            algorithm: body.algorithm?.rawValue,
-            bindHeader: body.bindHeader,
-            routes: body.routes
-        )
-        requireSignature = body.requireSignature
+        self.init(settings: body)
     }
 
     init(_ body: Components.Schemas.AttesterUpdate) {
-        self.init()
-        set(
-            kind: body.kind?.rawValue,
-            pow: body.pow,
-            adaptive: body.adaptive,
-            challengeLifetimeSeconds: body.challengeLifetimeSeconds,
-            tokenLifetimeSeconds: body.tokenLifetimeSeconds,
-            tokenHeader: body.tokenHeader,
-            maxUses: body.maxUses,
-            algorithm: body.algorithm?.rawValue,
-            bindHeader: body.bindHeader,
-            routes: body.routes
-        )
+        self.init(settings: body)
         status = body.status?.rawValue
-        requireSignature = body.requireSignature
     }
 
-    private mutating func set(
-        kind: String?,
-        pow: Components.Schemas.PowSettings?,
-        adaptive: Bool?,
-        challengeLifetimeSeconds: Int?,
-        tokenLifetimeSeconds: Int?,
-        tokenHeader: String?,
-        maxUses: Int?,
-        algorithm: String?,
-        bindHeader: String?,
-        routes: [Components.Schemas.ProtectedRoute]?
-    ) {
-        self.kind = kind
-        powFormat = pow?.format?.rawValue
-        maxNumber = pow?.maxNumber
-        cost = pow?.cost
-        keyPrefix = pow?.keyPrefix
-        self.adaptive = adaptive
-        self.challengeLifetimeSeconds = challengeLifetimeSeconds
-        self.tokenLifetimeSeconds = tokenLifetimeSeconds
-        self.tokenHeader = tokenHeader
-        self.maxUses = maxUses
-        self.algorithm = algorithm
-        self.bindHeader = bindHeader
-        self.routes = routes?.map { ($0.method.rawValue, $0.pathPrefix) }
+    private init(settings body: some AttesterSettingsBody) {
+        self.init()
+        kind = body.kind?.rawValue
+        powFormat = body.pow?.format?.rawValue
+        maxNumber = body.pow?.maxNumber
+        cost = body.pow?.cost
+        keyPrefix = body.pow?.keyPrefix
+        adaptive = body.adaptive
+        challengeLifetimeSeconds = body.challengeLifetimeSeconds
+        tokenLifetimeSeconds = body.tokenLifetimeSeconds
+        tokenHeader = body.tokenHeader
+        maxUses = body.maxUses
+        algorithm = body.algorithmName
+        bindHeader = body.bindHeader
+        requireSignature = body.requireSignature
+        routes = body.routes?.map { ($0.method.rawValue, $0.pathPrefix) }
     }
 }
 

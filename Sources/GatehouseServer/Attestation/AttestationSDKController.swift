@@ -16,9 +16,8 @@ struct AttestationSDKController {
     }
 
     @Sendable func challenge(_ request: Request, context: Context) async throws -> Response {
-        let caller = try context.sdkCaller()
-        let input = try JSONBody.decode(Components.Schemas.AttestChallengeRequest.self, from: caller.body, contentType: request.headers[.contentType])
-        let issued = try await sdk.challenge(app: caller.app, attestID: input.attestId, deviceID: input.deviceId, address: context.clientAddress)
+        let (app, input) = try context.sdkRequest(Components.Schemas.AttestChallengeRequest.self, request)
+        let issued = try await sdk.challenge(app: app, attestID: input.attestId, deviceID: input.deviceId, address: context.clientAddress)
         return try JSONBody.response(
             Components.Schemas.AttestChallengeResponse(
                 code: ._0,
@@ -31,16 +30,15 @@ struct AttestationSDKController {
                 challenge: issued.challenge.map(Components.Schemas.AltchaChallenge.init),
                 captchaRequired: issued.captchaRequired,
                 captchaPage: issued.captchaRequired
-                    ? CaptchaPage.link(appKey: caller.app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil
+                    ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil
             )
         )
     }
 
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
-        let caller = try context.sdkCaller()
-        let input = try JSONBody.decode(Components.Schemas.AttestTokenRequest.self, from: caller.body, contentType: request.headers[.contentType])
+        let (app, input) = try context.sdkRequest(Components.Schemas.AttestTokenRequest.self, request)
         let issued = try await sdk.token(
-            app: caller.app,
+            app: app,
             attestID: input.attestId,
             deviceID: input.deviceId,
             payload: input.payload,

@@ -1,13 +1,14 @@
+import GatehouseCore
 import HTTPTypes
 
 /// Which header may carry the gateway's credential. A header the client itself controls on the way
 /// to the gate (a cookie, a forwarding header, a token header) or one that frames the request would
 /// let the credential be confused with something else.
 enum GatewayCredential {
-    static let refusedHeaders: Set<String> = [
-        "host", "cookie", "content-length", "content-type", "transfer-encoding", "connection", "te", "trailer", "upgrade",
-        "x-forwarded-for", "x-original-method", "x-original-uri", "x-original-url", "x-request-id", "eo-attest-token",
-    ]
+    /// The headers no token may travel in, and those the gate reads the original request from.
+    static let refusedHeaders = AttesterPolicy.reservedHeaders.union([
+        "x-original-method", "x-original-uri", "x-original-url", "eo-attest-token",
+    ])
 
     static func isAcceptableHeader(_ name: String) -> Bool {
         guard HTTPField.Name(name) != nil, name.utf8.count <= 64 else { return false }

@@ -17,9 +17,7 @@ struct SDKController {
     }
 
     @Sendable func startDevice(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.sdkCaller().app
-        let body = try context.sdkCaller().body
-        let input = try JSONBody.decode(Components.Schemas.DeviceStartRequest.self, from: body, contentType: request.headers[.contentType])
+        let (app, input) = try context.sdkRequest(Components.Schemas.DeviceStartRequest.self, request)
         let started = try await operations.startDevice(app: app, report: try Self.report(input), address: context.clientAddress)
         return try JSONBody.response(
             Components.Schemas.DeviceStartResponse(
@@ -37,9 +35,7 @@ struct SDKController {
     }
 
     @Sendable func issueZToken(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.sdkCaller().app
-        let body = try context.sdkCaller().body
-        let input = try JSONBody.decode(Components.Schemas.ZTokenRequest.self, from: body, contentType: request.headers[.contentType])
+        let (app, input) = try context.sdkRequest(Components.Schemas.ZTokenRequest.self, request)
         let issued = try await operations.issueZToken(
             app: app,
             deviceID: input.deviceId,
@@ -53,9 +49,7 @@ struct SDKController {
     }
 
     @Sendable func issueBridgeZToken(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.sdkCaller().app
-        let body = try context.sdkCaller().body
-        let input = try JSONBody.decode(Components.Schemas.BridgeZTokenRequest.self, from: body, contentType: request.headers[.contentType])
+        let (app, input) = try context.sdkRequest(Components.Schemas.BridgeZTokenRequest.self, request)
         let issued = try await operations.issueBridgeZToken(
             app: app,
             deviceID: input.deviceId,

@@ -39,6 +39,12 @@ public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestConte
         return sdk
     }
 
+    /// A signed SDK request's app, and its body (read once by the guard) decoded as `T`.
+    func sdkRequest<T: Decodable>(_ type: T.Type, _ request: Request) throws -> (app: App, input: T) {
+        let caller = try sdkCaller()
+        return (caller.app, try JSONBody.decode(type, from: caller.body, contentType: request.headers[.contentType]))
+    }
+
     /// The `ChangeOrigin` for audit entries of this request.
     func origin() throws -> ChangeOrigin {
         guard let actor else { throw Problem.internalError() }
