@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseClient
 import GatehouseTestSupport
 import HTTPTypes
@@ -107,11 +108,11 @@ import Testing
     func healthMetricsAndRequestIDs(kind: TestStoreKind) async throws {
         try await withServer(kind) { server in
             let live = try await server.send(.get, "/health/live", headers: [:])
-            #expect(live.status == .ok && live.json?["status"] as? String == "ok")
+            #expect(live.status == .ok && live.read(Components.Schemas.Liveness.self)?.status == .ok)
             let ready = try await server.send(.get, "/health/ready", headers: [HTTPField.Name("X-Request-Id")!: "trace-123"])
             #expect(ready.status == .ok)
-            #expect(ready.json?["database"] as? String == kind.rawValue)
-            #expect((ready.json?["schemaVersion"] as? Int ?? 0) >= 2)
+            let readiness = try ready.decoded(Components.Schemas.Readiness.self)
+            #expect(readiness.database.rawValue == kind.rawValue && readiness.schemaVersion >= 2)
             #expect(ready.headers[HTTPField.Name("X-Request-Id")!] == "trace-123")
 
             let metrics = try await server.client.execute(uri: "/metrics", method: .get)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPTypes
@@ -20,14 +21,14 @@ import Testing
     }
 
     /// Solves a classic challenge by brute force, as a widget would, and returns the widget payload.
-    static func solve(_ answer: [String: Any]?) throws -> String {
-        let challenge = try #require(answer?["challenge"] as? [String: Any])
-        let salt = try #require(challenge["salt"] as? String)
-        let target = try #require(challenge["challenge"] as? String)
-        let maxNumber = try #require(challenge["maxnumber"] as? Int)
+    static func solve(_ answer: TestResponse) throws -> String {
+        let challenge = try #require(try answer.decoded(Components.Schemas.AttestChallengeResponse.self).challenge)
+        let salt = try #require(challenge.salt)
+        let target = try #require(challenge.challenge)
+        let maxNumber = try #require(challenge.maxnumber)
         let number = try #require((0...maxNumber).first { Hex.encode(SHA256.hash(data: Array((salt + String($0)).utf8))) == target })
         let json =
-            #"{"algorithm":"SHA-256","challenge":"\#(target)","number":\#(number),"salt":"\#(salt)","signature":"\#(challenge["signature"]!)"}"#
+            #"{"algorithm":"SHA-256","challenge":"\#(target)","number":\#(number),"salt":"\#(salt)","signature":"\#(challenge.signature)"}"#
         return Data(json.utf8).base64EncodedString()
     }
 
@@ -63,26 +64,26 @@ import Testing
             #expect(badLifetime.status == .badRequest)
 
             let unknown = try await Self.challenge(server, app, "nope", device)
-            #expect(unknown.status == .badRequest && unknown.json?["reason"] as? String == "attester_not_found")
+            #expect(unknown.status == .badRequest && unknown.sdkRefusal?.reason == "attester_not_found")
 
             let quiet = try await Self.challenge(server, app, "login-pow", device)
-            #expect(quiet.json?["level"] as? Int == 0)
-            let payload = try Self.solve(quiet.json)
+            #expect(quiet.read(Components.Schemas.AttestChallengeResponse.self)?.level == 0)
+            let payload = try Self.solve(quiet)
 
             // A tampered signature, a wrong number, then the real solution once.
             var tampered = try #require(JSONSerialization.jsonObject(with: Data(base64Encoded: payload)!) as? [String: Any])
             tampered["signature"] = String(repeating: "0", count: 64)
             let tamperedPayload = try JSONSerialization.data(withJSONObject: tampered).base64EncodedString()
-            #expect(try await Self.redeem(server, app, "login-pow", device, tamperedPayload).json?["reason"] as? String == "challenge_tampered")
-            #expect(try await Self.redeem(server, app, "login-pow", device, "not base64!").json?["reason"] as? String == "invalid_pow_payload")
+            #expect(try await Self.redeem(server, app, "login-pow", device, tamperedPayload).sdkRefusal?.reason == "challenge_tampered")
+            #expect(try await Self.redeem(server, app, "login-pow", device, "not base64!").sdkRefusal?.reason == "invalid_pow_payload")
             let issued = try await Self.redeem(server, app, "login-pow", device, payload)
-            #expect(issued.status == .ok && issued.json?["tokenHeader"] as? String == "EO-Attest-Token")
-            #expect(try await Self.redeem(server, app, "login-pow", device, payload).json?["reason"] as? String == "solution_reused")
+            #expect(issued.status == .ok && issued.read(Components.Schemas.AttestTokenResponse.self)?.tokenHeader == "EO-Attest-Token")
+            #expect(try await Self.redeem(server, app, "login-pow", device, payload).sdkRefusal?.reason == "solution_reused")
 
             // Expired challenge.
-            let late = try Self.solve(try await Self.challenge(server, app, "login-pow", device).json)
+            let late = try Self.solve(try await Self.challenge(server, app, "login-pow", device))
             clock.advance(by: 61)
-            #expect(try await Self.redeem(server, app, "login-pow", device, late).json?["reason"] as? String == "challenge_expired")
+            #expect(try await Self.redeem(server, app, "login-pow", device, late).sdkRefusal?.reason == "challenge_expired")
 
             // A deny-listed device pays 64 times the work.
             let denied = try await server.send(
@@ -92,15 +93,14 @@ import Testing
             )
             #expect(denied.status == .created)
             let risky = try await Self.challenge(server, app, "login-pow", device)
-            #expect(risky.json?["level"] as? Int == 3)
-            #expect((risky.json?["challenge"] as? [String: Any])?["maxnumber"] as? Int == 64_000)
+            let riskyChallenge = try risky.decoded(Components.Schemas.AttestChallengeResponse.self)
+            #expect(riskyChallenge.level == 3 && riskyChallenge.challenge?.maxnumber == 64_000)
 
             // Disabled attesters hand out nothing; the change is audited.
             let disabled = try await server.send(.patch, "/v1/admin/apps/\(app.appKey)/attesters/login-pow", body: #"{"status":"disabled"}"#)
             #expect(disabled.status == .ok)
-            #expect(try await Self.challenge(server, app, "login-pow", device).json?["reason"] as? String == "attester_disabled")
-            let audit = try await server.send(.get, "/v1/admin/audit")
-            let actions = (audit.json?["items"] as? [[String: Any]] ?? []).compactMap { $0["action"] as? String }
+            #expect(try await Self.challenge(server, app, "login-pow", device).sdkRefusal?.reason == "attester_disabled")
+            let actions = try await server.send(.get, "/v1/admin/audit").decoded(Components.Schemas.AuditPage.self).items.map(\.action)
             #expect(actions.contains("attester.create") && actions.contains("attester.update"))
         }
     }
@@ -113,23 +113,23 @@ import Testing
             let device = try await Flow.startDevice(server, app)
             _ = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/attesters", body: #"{"attestId":"login-pow","pow":{"maxNumber":1000}}"#)
             func token() async throws -> String {
-                let payload = try Self.solve(try await Self.challenge(server, app, "login-pow", device).json)
-                return try #require(try await Self.redeem(server, app, "login-pow", device, payload).json?["token"] as? String)
+                let payload = try Self.solve(try await Self.challenge(server, app, "login-pow", device))
+                return try await Self.redeem(server, app, "login-pow", device, payload).decoded(Components.Schemas.AttestTokenResponse.self).token
             }
             func kid(_ token: String) throws -> String {
                 let header = try #require(Base64URL.decode(String(token.split(separator: ".")[0])))
                 return try #require((try JSONSerialization.jsonObject(with: Data(header)) as? [String: Any])?["kid"] as? String)
             }
             func jwksKids() async throws -> [String] {
-                ((try await server.send(.get, "/.well-known/jwks.json").json?["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String }
+                try await server.send(.get, "/.well-known/jwks.json").decoded(Components.Schemas.Jwks.self).keys.map(\.kid)
             }
             func active(_ token: String) async throws -> Bool {
-                try await server.send(.post, "/v1/attest/introspect", headers: app.backend, body: #"{"token":"\#(token)"}"#).json?["active"] as? Bool
-                    ?? false
+                try await server.send(.post, "/v1/attest/introspect", headers: app.backend, body: #"{"token":"\#(token)"}"#)
+                    .decoded(Components.Schemas.IntrospectResponse.self).active
             }
             let before = try await token()
             let rotated = try await server.send(.post, "/v1/admin/signing-keys/rotate")
-            let newKid = try #require(rotated.json?["kid"] as? String)
+            let newKid = try rotated.decoded(Components.Schemas.SigningKeyInfo.self).kid
             #expect(try await active(before))
             #expect(Set(try await jwksKids()) == [try kid(before), newKid])
             let after = try await token()
@@ -138,7 +138,7 @@ import Testing
             clock.advance(by: SigningKey.retiredKeyPublication + 1)
             #expect(try await jwksKids() == [newKid])
             let keys = try await server.send(.get, "/v1/admin/signing-keys")
-            #expect((keys.json?["items"] as? [[String: Any]])?.count == 1)
+            #expect(keys.read(Components.Schemas.SigningKeyList.self)?.items.count == 1)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseHummingbird
 import GatehouseTestSupport
@@ -20,7 +21,7 @@ import Testing
                 "/v1/admin/apps/\(app.appKey)/attesters",
                 body: #"{"attestId":"login-pow","pow":{"maxNumber":1000},"bindHeader":"Authorization"}"#
             )
-            let payload = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "login-pow", device).json)
+            let payload = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "login-pow", device))
             let pay = AttestationToken.binding(of: "Bearer user-1")
             let redeemed = try await Flow.sdk(
                 server,
@@ -28,7 +29,7 @@ import Testing
                 "/v1/attest/tokens",
                 #"{"attestId":"login-pow","deviceId":"\#(device)","payload":"\#(payload)","pay":"\#(pay)"}"#
             )
-            let token = try #require(redeemed.json?["token"] as? String)
+            let token = try redeemed.decoded(Components.Schemas.AttestTokenResponse.self).token
 
             let router = Router()
             router.group("api")

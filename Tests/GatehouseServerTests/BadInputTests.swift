@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseTestSupport
 import HTTPTypes
 import Testing
@@ -195,8 +196,8 @@ import Testing
         try await withServer(kind) { server in
             let active = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Active","platforms":["ios"]}"#)
             let disabled = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Disabled","platforms":["android"]}"#)
-            let activeKey = try #require((active.json?["app"] as? [String: Any])?["appKey"] as? String)
-            let disabledKey = try #require((disabled.json?["app"] as? [String: Any])?["appKey"] as? String)
+            let activeKey = try active.decoded(Components.Schemas.AppCreated.self).app.appKey
+            let disabledKey = try disabled.decoded(Components.Schemas.AppCreated.self).app.appKey
             _ = try await server.send(.post, "/v1/admin/apps/\(disabledKey)/disable")
             let registered = try await server.send(.post, "/v1/admin/apps/\(activeKey)/events", body: #"{"eventId":3300,"name":"login"}"#)
             #expect(registered.status == .created)
@@ -209,17 +210,18 @@ import Testing
                 let response = try await server.send(testCase.method, testCase.path, headers: headers, body: testCase.body, rawBody: testCase.rawBody)
                 #expect(Int(response.status.code) == testCase.status, "\(testCase)")
                 #expect(response.problem?.code == testCase.code, "\(testCase)")
-                #expect(response.json?["type"] as? String == "urn:gatehouse:problem:\(testCase.code)", "\(testCase)")
+                #expect(response.problem?._type == "urn:gatehouse:problem:\(testCase.code)", "\(testCase)")
                 #expect(response.headers[.contentType] == "application/problem+json", "\(testCase)")
                 if testCase.status == 405 { #expect(response.headers[.allow] == "POST, GET") }
             }
 
             let auditAfter = try await server.send(.get, "/v1/admin/audit?limit=200")
             let appAfter = try await server.send(.get, "/v1/admin/apps/\(activeKey)")
-            #expect((auditAfter.json?["items"] as? [Any])?.count == (auditBefore.json?["items"] as? [Any])?.count)
+            let auditCount = { (page: TestResponse) in page.read(Components.Schemas.AuditPage.self)?.items.count }
+            #expect(auditCount(auditAfter) == auditCount(auditBefore))
             #expect(NSDictionary(dictionary: appAfter.json ?? [:]).isEqual(to: appBefore.json ?? [:]))
             let apps = try await server.send(.get, "/v1/admin/apps")
-            #expect((apps.json?["items"] as? [Any])?.count == 2)
+            #expect(apps.read(Components.Schemas.AppPage.self)?.items.count == 2)
         }
     }
 
@@ -227,7 +229,7 @@ import Testing
     func backendCredentialRefusalsDoNotRevealWhichPartWasWrong(kind: TestStoreKind) async throws {
         try await withServer(kind) { server in
             let created = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Shop","platforms":["ios"]}"#)
-            let appKey = try #require((created.json?["app"] as? [String: Any])?["appKey"] as? String)
+            let appKey = try created.decoded(Components.Schemas.AppCreated.self).app.appKey
             let cases: [(String?, String)] = [
                 (nil, "backend_credentials_missing"),
                 ("Basic !!!", "backend_credentials_malformed"),

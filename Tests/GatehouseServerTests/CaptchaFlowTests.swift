@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseServer
 import GatehouseStore
@@ -8,6 +9,18 @@ import Testing
 
 /// The slider captcha over loopback HTTP on both stores: puzzles, judged answers, attempts, pass
 /// tokens through siteverify, and every refusal in the seed's codes or Turnstile's.
+/// What the slider's answers and refusals both carry: its code (0, 1001-1003), a reason, what is left.
+struct SliderResult: Decodable {
+    let code: Int
+    let reason: String?
+    let attemptsLeft: Int?
+    let passToken: String?
+}
+
+extension TestResponse {
+    var slider: SliderResult? { read(SliderResult.self) }
+}
+
 @Suite struct CaptchaFlowTests {
     typealias Flow = DeviceRiskFlowTests
     static let json: HTTPFields = [.contentType: "application/json"]
@@ -16,9 +29,9 @@ import Testing
         let created = try await server.send(.post, "/v1/captcha/challenges", headers: json, body: #"{"appKey":"\#(appKey)"\#(extra)}"#)
         #expect(created.status == .ok)
         #expect(created.headers[.accessControlAllowOrigin] == "*")
-        let id = try #require(created.json?["challengeId"] as? String)
-        #expect(created.json?["traceId"] as? String == id)
-        #expect((created.json?["background"] as? String)?.hasPrefix("data:image/png;base64,") == true)
+        let challenge = try created.decoded(Components.Schemas.CaptchaChallenge.self)
+        let id = challenge.challengeId
+        #expect(challenge.traceId == id && challenge.background.hasPrefix("data:image/png;base64,"))
         return (id, try await answer(server, appKey, id))
     }
 
@@ -42,7 +55,14 @@ import Testing
         return try await server.send(.post, "/v1/captcha/challenges/\(id)/answers", headers: json, body: body)
     }
 
-    static func siteverify(_ server: ServerFixture, _ app: Flow.AppCredentials, _ token: String, extra: String = "") async throws -> [String: Any] {
+    static func siteverify(
+        _ server: ServerFixture,
+        _ app: Flow.AppCredentials,
+        _ token: String,
+        extra: String = ""
+    ) async throws
+        -> Components.Schemas.SiteverifyResponse
+    {
         let form = "secret=\(app.appKey)%3A\(app.serverSecret)&response=\(token)\(extra)"
         let verified = try await server.send(
             .post,
@@ -51,7 +71,7 @@ import Testing
             body: form
         )
         #expect(verified.status == .ok)
-        return try #require(verified.json)
+        return try verified.decoded()
     }
 
     @Test(arguments: TestStoreKind.available)
@@ -62,30 +82,30 @@ import Testing
             let (id, answer) = try await Self.newChallenge(server, app.appKey, extra: #","action":"login","cdata":"c-1","language":"cn""#)
             let missed = try await Self.submit(server, app.appKey, id, position: Double(answer.x) + 30)
             #expect(missed.status == .ok)
-            #expect(missed.json?["code"] as? Int == 1001 && missed.json?["reason"] as? String == "wrong_position")
-            #expect(missed.json?["attemptsLeft"] as? Int == 2)
+            #expect(missed.slider?.code == 1001 && missed.slider?.reason == "wrong_position")
+            #expect(missed.slider?.attemptsLeft == 2)
             let passed = try await Self.submit(server, app.appKey, id, position: Double(answer.x) + 2)
-            #expect(passed.json?["code"] as? Int == 0)
-            let token = try #require(passed.json?["passToken"] as? String)
+            #expect(passed.slider?.code == 0)
+            let token = try #require(passed.slider?.passToken)
             let again = try await Self.submit(server, app.appKey, id, position: Double(answer.x))
-            #expect(again.status == .gone && again.json?["code"] as? Int == 1001 && again.json?["reason"] as? String == "captcha_solved")
+            #expect(again.status == .gone && again.slider?.code == 1001 && again.slider?.reason == "captcha_solved")
 
             let verified = try await Self.siteverify(server, app, token)
-            #expect(verified["success"] as? Bool == true)
-            #expect(verified["action"] as? String == "login" && verified["cdata"] as? String == "c-1")
-            #expect(verified["hostname"] as? String == "localhost")
-            let metadata = try #require(verified["metadata"] as? [String: Any])
-            #expect(metadata["traceId"] as? String == id && metadata["appKey"] as? String == app.appKey)
+            #expect(verified.success == true)
+            #expect(verified.action == "login" && verified.cdata == "c-1")
+            #expect(verified.hostname == "localhost")
+            let metadata = try #require(verified.metadata)
+            #expect(metadata.traceId == id && metadata.appKey == app.appKey)
             let duplicate = try await Self.siteverify(server, app, token)
-            #expect(duplicate["success"] as? Bool == false && duplicate["error-codes"] as? [String] == ["timeout-or-duplicate"])
+            #expect(duplicate.success == false && duplicate.errorCodes.map(\.rawValue) == ["timeout-or-duplicate"])
 
             // A pass nobody redeemed in 300 s has timed out.
             let (late, lateAnswer) = try await Self.newChallenge(server, app.appKey)
             let latePass = try await Self.submit(server, app.appKey, late, position: Double(lateAnswer.x))
-            let lateToken = try #require(latePass.json?["passToken"] as? String)
+            let lateToken = try #require(latePass.slider?.passToken)
             clock.advance(by: 301)
             let expired = try await Self.siteverify(server, app, lateToken)
-            #expect(expired["error-codes"] as? [String] == ["timeout-or-duplicate"])
+            #expect(expired.errorCodes.map(\.rawValue) == ["timeout-or-duplicate"])
         }
     }
 
@@ -97,25 +117,25 @@ import Testing
             let (id, answer) = try await Self.newChallenge(server, app.appKey)
             let robotic = (0...20).map { DragPoint(x: Double(answer.x) * Double($0) / 20, y: 0, t: Double($0) * 40) }
             let first = try await Self.submit(server, app.appKey, id, position: Double(answer.x), trajectory: robotic)
-            #expect(first.json?["code"] as? Int == 1001 && first.json?["reason"] as? String == "constant_speed")
+            #expect(first.slider?.code == 1001 && first.slider?.reason == "constant_speed")
             for left in [1, 0] {
                 let miss = try await Self.submit(server, app.appKey, id, position: Double(answer.x) - 40)
-                #expect(miss.json?["attemptsLeft"] as? Int == left)
+                #expect(miss.slider?.attemptsLeft == left)
             }
             let dead = try await Self.submit(server, app.appKey, id, position: Double(answer.x))
-            #expect(dead.status == .gone && dead.json?["reason"] as? String == "captcha_exhausted" && dead.json?["code"] as? Int == 1001)
+            #expect(dead.status == .gone && dead.slider?.reason == "captcha_exhausted" && dead.slider?.code == 1001)
 
             let (stale, staleAnswer) = try await Self.newChallenge(server, app.appKey)
             clock.advance(by: CaptchaChallenge.lifetimeSeconds + 1)
             let expired = try await Self.submit(server, app.appKey, stale, position: Double(staleAnswer.x))
-            #expect(expired.status == .gone && expired.json?["reason"] as? String == "captcha_expired")
+            #expect(expired.status == .gone && expired.slider?.reason == "captcha_expired")
 
             let unknown = try await Self.submit(server, app.appKey, "AAAAAAAAAAAAAAAAAAAAAA", position: 100)
-            #expect(unknown.status == .notFound && unknown.json?["code"] as? Int == 1001)
+            #expect(unknown.status == .notFound && unknown.slider?.code == 1001)
             let otherApp = try await Flow.createApp(server)
             let (foreign, _) = try await Self.newChallenge(server, otherApp.appKey)
             let crossed = try await Self.submit(server, app.appKey, foreign, position: 100)
-            #expect(crossed.status == .notFound && crossed.json?["reason"] as? String == "captcha_not_found")
+            #expect(crossed.status == .notFound && crossed.slider?.reason == "captcha_not_found")
         }
     }
 
@@ -149,7 +169,7 @@ import Testing
             for (body, status, reason) in bodies {
                 let refused = try await server.send(.post, path, headers: Self.json, body: body)
                 #expect(refused.status == status, "\(body)")
-                #expect(refused.json?["code"] as? Int == 1003 && refused.json?["reason"] as? String == reason, "\(body): \(refused.json ?? [:])")
+                #expect(refused.slider?.code == 1003 && refused.slider?.reason == reason, "\(body): \(refused.json ?? [:])")
             }
             // 10,000 points is far over the body limit; the refusal is still in the seed's terms.
             let huge = Self.trajectoryJSON((0..<10_000).map { DragPoint(x: Double($0) / 100, y: 0, t: Double($0)) })
@@ -159,12 +179,12 @@ import Testing
                 headers: Self.json,
                 body: #"{"appKey":"\#(app.appKey)","position":\#(x),"durationMs":500,"trajectory":\#(huge)}"#
             )
-            #expect(oversize.status == .contentTooLarge && oversize.json?["code"] as? Int == 1003)
+            #expect(oversize.status == .contentTooLarge && oversize.slider?.code == 1003)
             let wrongType = try await server.send(.post, path, headers: [.contentType: "text/plain"], body: "{}")
-            #expect(wrongType.status == .unsupportedMediaType && wrongType.json?["code"] as? Int == 1003)
+            #expect(wrongType.status == .unsupportedMediaType && wrongType.slider?.code == 1003)
             // None of those used an attempt.
             let passed = try await Self.submit(server, app.appKey, id, position: Double(x))
-            #expect(passed.json?["code"] as? Int == 0)
+            #expect(passed.slider?.code == 0)
 
             for (body, status, reason) in [
                 (#"{"appKey":"zzzzz"}"#, HTTPResponse.Status.notFound, "app_not_found"),
@@ -175,11 +195,11 @@ import Testing
             ] {
                 let created = try await server.send(.post, "/v1/captcha/challenges", headers: Self.json, body: body)
                 #expect(created.status == status, "\(body)")
-                if status != .ok { #expect(created.json?["reason"] as? String == reason, "\(body): \(created.json ?? [:])") }
+                if status != .ok { #expect(created.slider?.reason == reason, "\(body): \(created.json ?? [:])") }
             }
             _ = try await server.send(.post, "/v1/admin/apps/\(app.appKey)/disable", body: "")
             let disabled = try await server.send(.post, "/v1/captcha/challenges", headers: Self.json, body: #"{"appKey":"\#(app.appKey)"}"#)
-            #expect(disabled.status == .forbidden && disabled.json?["reason"] as? String == "app_disabled")
+            #expect(disabled.status == .forbidden && disabled.slider?.reason == "app_disabled")
         }
     }
 
@@ -189,18 +209,18 @@ import Testing
             let app = try await Flow.createApp(server)
             let other = try await Flow.createApp(server)
             let (id, answer) = try await Self.newChallenge(server, app.appKey)
-            let token = try #require(try await Self.submit(server, app.appKey, id, position: Double(answer.x)).json?["passToken"] as? String)
+            let token = try #require(try await Self.submit(server, app.appKey, id, position: Double(answer.x)).slider?.passToken)
             // Another app's credentials do not find this app's token, and do not spend it.
             let foreign = try await Self.siteverify(server, other, token)
-            #expect(foreign["error-codes"] as? [String] == ["invalid-input-response"])
+            #expect(foreign.errorCodes.map(\.rawValue) == ["invalid-input-response"])
             let key = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
             let first = try await Self.siteverify(server, app, token, extra: "&idempotency_key=\(key)&remoteip=127.0.0.1")
             let retry = try await Self.siteverify(server, app, token, extra: "&idempotency_key=\(key.uppercased())")
-            #expect(first["success"] as? Bool == true && retry["success"] as? Bool == true)
-            #expect((first["metadata"] as? [String: Any])?["remoteipMatches"] as? Bool == true)
-            #expect(first["challenge_ts"] as? String == retry["challenge_ts"] as? String)
+            #expect(first.success == true && retry.success == true)
+            #expect(first.metadata?.remoteipMatches == true)
+            #expect(first.challengeTs == retry.challengeTs)
             let otherKey = try await Self.siteverify(server, app, token, extra: "&idempotency_key=4f2504e0-4f89-11d3-9a0c-0305e82c3301")
-            #expect(otherKey["error-codes"] as? [String] == ["timeout-or-duplicate"])
+            #expect(otherKey.errorCodes.map(\.rawValue) == ["timeout-or-duplicate"])
 
             let cases: [(HTTPFields, String, String)] = [
                 ([.contentType: "application/json"], #"{"secret":"\#(app.appKey):\#(app.serverSecret)","response":5}"#, "bad-request"),
@@ -213,7 +233,10 @@ import Testing
             for (headers, body, code) in cases {
                 let refused = try await server.send(.post, "/v1/captcha/siteverify", headers: headers, body: body)
                 #expect(refused.status == (code == "bad-request" ? .badRequest : .ok), "\(body)")
-                #expect(refused.json?["error-codes"] as? [String] == [code], "\(body): \(refused.json ?? [:])")
+                #expect(
+                    refused.read(Components.Schemas.SiteverifyResponse.self)?.errorCodes.map(\.rawValue) == [code],
+                    "\(body): \(refused.json ?? [:])"
+                )
             }
             let plain = try await server.send(.post, "/v1/captcha/siteverify", headers: [.contentType: "text/plain"], body: "x")
             #expect(plain.status == .unsupportedMediaType)
@@ -228,7 +251,7 @@ import Testing
             for _ in 0..<3 { _ = try await Self.newChallenge(server, app.appKey) }
             let limited = try await server.send(.post, "/v1/captcha/challenges", headers: Self.json, body: #"{"appKey":"\#(app.appKey)"}"#)
             #expect(
-                limited.status == .tooManyRequests && limited.json?["code"] as? Int == 1002 && limited.json?["reason"] as? String == "rate_limited"
+                limited.status == .tooManyRequests && limited.slider?.code == 1002 && limited.slider?.reason == "rate_limited"
             )
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
             // Another address (a proxy's client, trusted here) has its own allowance.
@@ -295,7 +318,7 @@ import Testing
         if let attestID { extra += #","attestId":"\#(attestID)""# }
         if let device { extra += #","deviceId":"\#(device)""# }
         let (id, answer) = try await newChallenge(server, appKey, extra: extra)
-        return try #require(try await submit(server, appKey, id, position: Double(answer.x)).json?["passToken"] as? String)
+        return try #require(try await submit(server, appKey, id, position: Double(answer.x)).slider?.passToken)
     }
 
     @Test(arguments: TestStoreKind.available)
@@ -312,55 +335,64 @@ import Testing
                 )
                 #expect(created.status == .created, "\(created.json ?? [:])")
             }
-            func redeem(_ attestID: String, payload: String? = nil, pass: String? = nil, device: String = device) async throws -> [String: Any]? {
+            func redeem(
+                _ attestID: String,
+                payload: String? = nil,
+                pass: String? = nil,
+                device: String = device
+            ) async throws -> TestResponse {
                 var body = #"{"attestId":"\#(attestID)","deviceId":"\#(device)""#
                 if let payload { body += #","payload":"\#(payload)""# }
                 if let pass { body += #","captchaPassToken":"\#(pass)""# }
-                return try await Flow.sdk(server, app, "/v1/attest/tokens", body + "}").json
+                return try await Flow.sdk(server, app, "/v1/attest/tokens", body + "}")
             }
 
             // captcha: no proof-of-work, a pass solved for this attester and device, once.
-            let challenge = try await AttestationFlowTests.challenge(server, app, "login-captcha", device)
-            #expect(challenge.json?["kind"] as? String == "captcha" && challenge.json?["challenge"] == nil)
-            #expect(challenge.json?["captchaRequired"] as? Bool == true)
-            #expect(challenge.json?["captchaPage"] as? String == "captcha?appKey=\(app.appKey)&attestId=login-captcha&deviceId=\(device)")
-            #expect(try await redeem("login-captcha")?["reason"] as? String == "invalid_captcha_pass")
+            let challenge = try await AttestationFlowTests.challenge(server, app, "login-captcha", device).decoded(
+                Components.Schemas.AttestChallengeResponse.self
+            )
+            #expect(challenge.kind == .captcha && challenge.challenge == nil && challenge.captchaRequired)
+            #expect(challenge.captchaPage == "captcha?appKey=\(app.appKey)&attestId=login-captcha&deviceId=\(device)")
+            #expect(try await redeem("login-captcha").sdkRefusal?.reason == "invalid_captcha_pass")
             let pass = try await Self.pass(server, app.appKey, attestID: "login-captcha", device: device)
             let issued = try await redeem("login-captcha", pass: pass)
-            #expect(issued?["token"] is String)
-            #expect(try await redeem("login-captcha", pass: pass)?["reason"] as? String == "invalid_captcha_pass")
+            #expect(issued.read(Components.Schemas.AttestTokenResponse.self) != nil)
+            #expect(try await redeem("login-captcha", pass: pass).sdkRefusal?.reason == "invalid_captcha_pass")
             // The pass is spent for siteverify too.
-            #expect(try await Self.siteverify(server, app, pass)["error-codes"] as? [String] == ["timeout-or-duplicate"])
+            #expect(try await Self.siteverify(server, app, pass).errorCodes.map(\.rawValue) == ["timeout-or-duplicate"])
             // A pass for no attester, another attester or another device does not open it.
             for (attestID, passDevice) in [(nil, device), ("pay-both", device), ("login-captcha", otherDevice)] as [(String?, String)] {
                 let stray = try await Self.pass(server, app.appKey, attestID: attestID, device: passDevice)
                 let refused = try await redeem("login-captcha", pass: stray)
-                #expect(refused?["reason"] as? String == "invalid_captcha_pass", "\(attestID ?? "none") \(passDevice): \(refused ?? [:])")
+                #expect(refused.sdkRefusal?.reason == "invalid_captcha_pass", "\(attestID ?? "none") \(passDevice): \(refused.json ?? [:])")
             }
 
             // pow+captcha: both, each once.
             let both = try await AttestationFlowTests.challenge(server, app, "pay-both", device)
-            #expect(both.json?["captchaRequired"] as? Bool == true && both.json?["challenge"] != nil)
-            let solved = try AttestationFlowTests.solve(both.json)
+            let bothChallenge = try both.decoded(Components.Schemas.AttestChallengeResponse.self)
+            #expect(bothChallenge.captchaRequired && bothChallenge.challenge != nil)
+            let solved = try AttestationFlowTests.solve(both)
             let bothPass = try await Self.pass(server, app.appKey, attestID: "pay-both", device: device)
-            #expect(try await redeem("pay-both", pass: bothPass)?["reason"] as? String == "invalid_pow_payload")
-            #expect(try await redeem("pay-both", payload: solved, pass: bothPass)?["token"] is String)
+            #expect(try await redeem("pay-both", pass: bothPass).sdkRefusal?.reason == "invalid_pow_payload")
+            #expect(try await redeem("pay-both", payload: solved, pass: bothPass).read(Components.Schemas.AttestTokenResponse.self) != nil)
 
             // pow, adaptive: a deny-listed device must also solve the captcha.
             let quiet = try await AttestationFlowTests.challenge(server, app, "plain-pow", device)
-            #expect(quiet.json?["captchaRequired"] as? Bool == false && quiet.json?["captchaPage"] == nil)
+            let quietChallenge = try quiet.decoded(Components.Schemas.AttestChallengeResponse.self)
+            #expect(!quietChallenge.captchaRequired && quietChallenge.captchaPage == nil)
             _ = try await server.send(
                 .post,
                 "/v1/admin/apps/\(app.appKey)/risk/lists",
                 body: #"{"list":"deny","type":"device","value":"\#(device)"}"#
             )
             let risky = try await AttestationFlowTests.challenge(server, app, "plain-pow", device)
-            #expect(risky.json?["level"] as? Int == 3 && risky.json?["captchaRequired"] as? Bool == true)
-            let riskySolved = try AttestationFlowTests.solve(risky.json)
-            #expect(try await redeem("plain-pow", payload: riskySolved)?["reason"] as? String == "invalid_captcha_pass")
+            let riskyChallenge = try risky.decoded(Components.Schemas.AttestChallengeResponse.self)
+            #expect(riskyChallenge.level == 3 && riskyChallenge.captchaRequired)
+            let riskySolved = try AttestationFlowTests.solve(risky)
+            #expect(try await redeem("plain-pow", payload: riskySolved).sdkRefusal?.reason == "invalid_captcha_pass")
             let riskyPass = try await Self.pass(server, app.appKey, attestID: "plain-pow", device: device)
-            let riskyAgain = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "plain-pow", device).json)
-            #expect(try await redeem("plain-pow", payload: riskyAgain, pass: riskyPass)?["token"] is String)
+            let riskyAgain = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "plain-pow", device))
+            #expect(try await redeem("plain-pow", payload: riskyAgain, pass: riskyPass).read(Components.Schemas.AttestTokenResponse.self) != nil)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseServer
 import GatehouseStore
@@ -71,7 +72,10 @@ import Testing
                         headers: caller.app.backend,
                         body: #"{"token":"\#(caller.token)","attestId":"login-pow"}"#
                     )
-                    #expect(checked.status == .ok && checked.json?["active"] as? Bool == true, "\(checked.json ?? [:])")
+                    #expect(
+                        checked.status == .ok && checked.read(Components.Schemas.IntrospectResponse.self)?.active == true,
+                        "\(checked.json ?? [:])"
+                    )
                     let (status, credentials) = try await STSFlowTests.token(server, caller, role: "uploads")
                     #expect(status == .ok, "\(credentials)")
                 }

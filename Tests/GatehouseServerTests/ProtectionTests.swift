@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseServer
 import GatehouseTestSupport
@@ -96,15 +97,15 @@ import Testing
             )
             #expect(created.status == .created)
             let issued = try await AttestationFlowTests.challenge(server, app, "login-pow", device)
-            let payload = try AttestationFlowTests.solve(issued.json)
+            let payload = try AttestationFlowTests.solve(issued)
             var wrong = try #require(JSONSerialization.jsonObject(with: Data(base64Encoded: payload)!) as? [String: Any])
             wrong["number"] = (wrong["number"] as! Int) + 1
             let wrongPayload = try JSONSerialization.data(withJSONObject: wrong).base64EncodedString()
             let first = try await AttestationFlowTests.redeem(server, app, "login-pow", device, wrongPayload)
-            #expect(first.json?["reason"] as? String == "wrong_solution")
+            #expect(first.sdkRefusal?.reason == "wrong_solution")
             // The right number for the same challenge is too late: the server searches nothing for anyone.
             let second = try await AttestationFlowTests.redeem(server, app, "login-pow", device, payload)
-            #expect(second.json?["reason"] as? String == "solution_reused")
+            #expect(second.sdkRefusal?.reason == "solution_reused")
 
             let tooCostly = try await server.send(
                 .post,

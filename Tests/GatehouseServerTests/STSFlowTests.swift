@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPTypes
@@ -30,8 +31,8 @@ import Testing
         #expect(attester.status == .created)
         let device = try await Flow.startDevice(server, app)
         _ = try await Flow.query(server, app, try await Flow.ztoken(server, app, device: device, account: account), account: account)
-        let payload = try Attest.solve(try await Attest.challenge(server, app, "login-pow", device).json)
-        let token = try #require(try await Attest.redeem(server, app, "login-pow", device, payload).json?["token"] as? String)
+        let payload = try Attest.solve(try await Attest.challenge(server, app, "login-pow", device))
+        let token = try await Attest.redeem(server, app, "login-pow", device, payload).decoded(Components.Schemas.AttestTokenResponse.self).token
         return Caller(app: app, device: device, token: token)
     }
 
@@ -194,8 +195,10 @@ import Testing
 
                 // A device the backend never vouched for gets nothing from a role whose policy names the account.
                 let stranger = try await Flow.startDevice(server, caller.app, clientID: "stranger")
-                let payload = try Attest.solve(try await Attest.challenge(server, caller.app, "login-pow", stranger).json)
-                let token = try #require(try await Attest.redeem(server, caller.app, "login-pow", stranger, payload).json?["token"] as? String)
+                let payload = try Attest.solve(try await Attest.challenge(server, caller.app, "login-pow", stranger))
+                let token = try await Attest.redeem(server, caller.app, "login-pow", stranger, payload).decoded(
+                    Components.Schemas.AttestTokenResponse.self
+                ).token
                 #expect(try await refused(headers: [HTTPField.Name("EO-Attest-Token")!: token]) == (.forbidden, "account_not_vouched"))
             }
         }

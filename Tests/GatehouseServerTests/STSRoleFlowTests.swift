@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import GatehouseTestSupport
 import HTTPTypes
@@ -35,16 +36,17 @@ import Testing
                 body: Self.roleBody("uploads", extra: #","durationSeconds":1800,"maxDurationSeconds":7200"#)
             )
             #expect(created.status == .created, "\(created.json ?? [:])")
-            #expect(created.json?["durationSeconds"] as? Int == 1800 && created.json?["addressing"] as? String == "path")
+            let role = try created.decoded(Components.Schemas.Role.self)
+            #expect(role.durationSeconds == 1800 && role.addressing == .path)
             #expect(created.json?["accessKeyId"] == nil && created.json?["accessKeySecret"] == nil)
             #expect(try await server.send(.post, base, body: Self.roleBody("uploads")).status == .conflict)
 
             let changed = try await server.send(.patch, "\(base)/uploads", body: #"{"durationSeconds":3600,"status":"disabled"}"#)
-            #expect(changed.status == .ok && changed.json?["status"] as? String == "disabled")
+            #expect(changed.status == .ok && changed.read(Components.Schemas.Role.self)?.status == .disabled)
             let rekeyed = try await server.send(.patch, "\(base)/uploads", body: #"{"accessKeyId":"AKIANEW","accessKeySecret":"another-secret-1"}"#)
             #expect(rekeyed.status == .ok)
             let listed = try await server.send(.get, base)
-            #expect((listed.json?["items"] as? [[String: Any]])?.map { $0["roleId"] as? String } == ["uploads"])
+            #expect(listed.read(Components.Schemas.RoleList.self)?.items.map(\.roleId) == ["uploads"])
             #expect(try await server.send(.get, "\(base)/nope").status == .notFound)
 
             // The audit log records each change, and never the key pair.
@@ -96,7 +98,7 @@ import Testing
             let refused = try await server.send(.post, base, body: keyless)
             #expect(refused.status == .badRequest && refused.problem?.field == "accessKeyId")
             // Nothing was half-written.
-            #expect((try await server.send(.get, base).json?["items"] as? [Any])?.isEmpty == true)
+            #expect(try await server.send(.get, base).read(Components.Schemas.RoleList.self)?.items.isEmpty == true)
         }
     }
 }

@@ -56,6 +56,12 @@ struct TestResponse: Sendable {
         try Self.decoder.decode(T.self, from: body)
     }
 
+    /// The body as `T`, or nil if it is not one (for checks inside `#expect`).
+    func read<T: Decodable>(_ type: T.Type) -> T? { try? decoded(type) }
+
+    /// The SDK's refusal (numeric code and reason); nil if the body is not one.
+    var sdkRefusal: Components.Schemas.SDKError? { try? decoded() }
+
     /// The problem+json of a refusal; nil if the body is not one.
     var problem: Components.Schemas.Problem? { try? decoded() }
 

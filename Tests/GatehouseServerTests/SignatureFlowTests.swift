@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseClient
 import GatehouseCore
 import GatehouseServer
@@ -19,10 +20,8 @@ import FoundationNetworking
 
     static func startSigner(_ server: ServerFixture, _ app: Flow.AppCredentials, clientID: String = "device-1") async throws -> RequestSigner {
         let body = #"{"deviceId":"\#(clientID)","collectType":0,"platform":"ios","unique":{"idfv":"IDFV-\#(clientID)"}}"#
-        let started = try await Flow.sdk(server, app, "/v1/sdk/device/start", body)
-        let deviceID = try #require(started.json?["deviceId"] as? String)
-        let deviceKey = try #require(started.json?["deviceKey"] as? String)
-        return try #require(RequestSigner(deviceID: deviceID, deviceKey: deviceKey))
+        let started = try await Flow.sdk(server, app, "/v1/sdk/device/start", body).decoded(Components.Schemas.DeviceStartResponse.self)
+        return try #require(RequestSigner(deviceID: started.deviceId, deviceKey: started.deviceKey))
     }
 
     /// A request as the app would send it, signed by the client code.
@@ -57,7 +56,7 @@ import FoundationNetworking
         url: String? = nil,
         body: String? = nil,
         extra: String = ""
-    ) async throws -> [String: Any] {
+    ) async throws -> Components.Schemas.SignatureVerifyResponse {
         var fields = [
             #""method":\#(json(request.httpMethod ?? "GET"))"#, #""url":\#(json(url ?? request.url!.absoluteString))"#,
         ]
@@ -71,7 +70,7 @@ import FoundationNetworking
             body: "{" + (fields + (extra.isEmpty ? [] : [extra])).joined(separator: ",") + "}"
         )
         #expect(verified.status == .ok, "\(verified.json ?? [:])")
-        return try #require(verified.json)
+        return try verified.decoded()
     }
 
     static let nonASCII: URL = {
@@ -100,8 +99,8 @@ import FoundationNetworking
             for (method, url, body, mode, expected) in cases {
                 let request = Self.signed(signer, method, url, body: body, mode: mode)
                 let result = try await Self.verify(server, app, request)
-                #expect(result["valid"] as? Bool == true && result["verdict"] as? String == "allow", "\(method) \(url) \(mode): \(result)")
-                #expect(result["mode"] as? String == expected && result["deviceId"] as? String == signer.deviceID)
+                #expect(result.valid && result.verdict == .allow, "\(method) \(url) \(mode): \(result)")
+                #expect(result.mode?.rawValue == expected && result.deviceId == signer.deviceID)
             }
         }
     }
@@ -115,8 +114,8 @@ import FoundationNetworking
             let api = URL(string: "https://api.example.com/v1/orders")!
             func reason(_ request: URLRequest, url: String? = nil, body: String? = nil) async throws -> String? {
                 let result = try await Self.verify(server, app, request, url: url, body: body)
-                #expect(result["verdict"] as? String == (result["valid"] as? Bool == true ? "allow" : "block"))
-                return result["reason"] as? String
+                #expect(result.verdict == (result.valid ? .allow : .block))
+                return result.reason?.rawValue
             }
             func with(_ request: URLRequest, wtoken: String?, whash: String?? = .none) -> URLRequest {
                 var changed = request
@@ -167,9 +166,10 @@ import FoundationNetworking
             )
             #expect(attester.status == .created)
             let harder = try await AttestationFlowTests.challenge(server, app, "adaptive-pow", signer.deviceID)
-            #expect(harder.json?["level"] as? Int == 1)
+            #expect(harder.read(Components.Schemas.AttestChallengeResponse.self)?.level == 1)
             let fresh = try await Self.startSigner(server, app, clientID: "device-3")
-            #expect(try await AttestationFlowTests.challenge(server, app, "adaptive-pow", fresh.deviceID).json?["level"] as? Int == 0)
+            let calm = try await AttestationFlowTests.challenge(server, app, "adaptive-pow", fresh.deviceID)
+            #expect(calm.read(Components.Schemas.AttestChallengeResponse.self)?.level == 0)
 
             // Operators deny the device: its signatures fail with deviceBlocked.
             let denied = try await server.send(
@@ -206,10 +206,10 @@ import FoundationNetworking
                 Self.signed(forged, "POST", api, body: "{}", mode: .custom),
                 extra: #""onFailure":"challenge""#
             )
-            #expect(challenged["verdict"] as? String == "challenge" && challenged["because"] as? String == "badSignature")
-            let marker = try #require(challenged["marker"] as? [String: Any])
-            let cookie = try #require(marker["cookie"] as? String)
-            let body = try JSONSerialization.data(withJSONObject: try #require(marker["body"] as? [String: Any]))
+            #expect(challenged.verdict == .challenge && challenged.because == "badSignature")
+            let marker = try #require(challenged.marker)
+            let cookie = marker.cookie
+            let body = try JSONEncoder().encode(marker.body)
             // The client reads the marker from the cookie or from the body, and nothing else.
             #expect(SecondaryVerificationCheck.cptCheck(cookie: "session=abc; " + cookie, body: nil) == 1)
             #expect(SecondaryVerificationCheck.cptCheck(cookie: nil, body: body) == 1)
@@ -222,9 +222,9 @@ import FoundationNetworking
             let retry = Self.signed(forged, "POST", api, body: "{}", mode: .custom)
             let passExtra = #""onFailure":"challenge","captchaPassToken":"\#(pass)""#
             let allowed = try await Self.verify(server, app, retry, extra: passExtra)
-            #expect(allowed["verdict"] as? String == "allow" && allowed["captchaPassAccepted"] as? Bool == true)
+            #expect(allowed.verdict == .allow && allowed.captchaPassAccepted == true)
             let again = try await Self.verify(server, app, Self.signed(forged, "POST", api, body: "{}", mode: .custom), extra: passExtra)
-            #expect(again["verdict"] as? String == "challenge" && again["captchaPassAccepted"] as? Bool == false)
+            #expect(again.verdict == .challenge && again.captchaPassAccepted == false)
             // A pass solved on another device does not count; with policy block no pass helps.
             let elsewhere = try await CaptchaFlowTests.pass(server, app.appKey, attestID: nil, device: "AAAAAAAAAAAAAAAAAAAAAA")
             let foreign = try await Self.verify(
@@ -233,9 +233,9 @@ import FoundationNetworking
                 Self.signed(forged, "POST", api, body: "{}", mode: .custom),
                 extra: #""onFailure":"challenge","captchaPassToken":"\#(elsewhere)""#
             )
-            #expect(foreign["verdict"] as? String == "challenge" && foreign["captchaPassAccepted"] as? Bool == false)
+            #expect(foreign.verdict == .challenge && foreign.captchaPassAccepted == false)
             let blocked = try await Self.verify(server, app, Self.signed(forged, "POST", api, body: "{}", mode: .custom))
-            #expect(blocked["verdict"] as? String == "block" && blocked["marker"] == nil)
+            #expect(blocked.verdict == .block && blocked.marker == nil)
         }
     }
 
@@ -251,19 +251,19 @@ import FoundationNetworking
                     "/v1/admin/apps/\(app.appKey)/risk/lists",
                     body: #"{"list":"challenge","type":"\#(type)","value":"\#(value)"}"#
                 )
-                #expect(entry.status == .created && entry.json?["list"] as? String == "challenge")
+                #expect(entry.status == .created && entry.read(Components.Schemas.RiskListEntry.self)?.list == .challenge)
             }
-            func verdict(_ extra: String = "") async throws -> [String: Any] {
+            func verdict(_ extra: String = "") async throws -> Components.Schemas.SignatureVerifyResponse {
                 try await Self.verify(server, app, Self.signed(signer, "POST", api, body: "{}", mode: .custom), extra: extra)
             }
-            #expect(try await verdict()["verdict"] as? String == "allow")
+            #expect(try await verdict().verdict == .allow)
             try await listed("account", "mallory")
             try await listed("cidr", "198.51.100.0/24")
-            #expect(try await verdict(#""accountId":"alice""#)["verdict"] as? String == "allow")
+            #expect(try await verdict(#""accountId":"alice""#).verdict == .allow)
             let byAccount = try await verdict(#""accountId":"mallory""#)
-            #expect(byAccount["valid"] as? Bool == true && byAccount["verdict"] as? String == "challenge")
-            #expect(byAccount["because"] as? String == "operator_rule" && byAccount["marker"] != nil)
-            #expect(try await verdict(#""clientIp":"198.51.100.7""#)["because"] as? String == "operator_rule")
+            #expect(byAccount.valid && byAccount.verdict == .challenge)
+            #expect(byAccount.because == "operator_rule" && byAccount.marker != nil)
+            #expect(try await verdict(#""clientIp":"198.51.100.7""#).because == "operator_rule")
             let badAddress = try await server.send(
                 .post,
                 "/v1/signatures/verify",
@@ -274,11 +274,11 @@ import FoundationNetworking
 
             // Listing the device itself needs no help from the backend; the captcha pass lets it through once.
             try await listed("device", signer.deviceID)
-            #expect(try await verdict()["because"] as? String == "operator_rule")
+            #expect(try await verdict().because == "operator_rule")
             let pass = try await CaptchaFlowTests.pass(server, app.appKey, attestID: nil, device: signer.deviceID)
             let allowed = try await verdict(#""captchaPassToken":"\#(pass)""#)
-            #expect(allowed["verdict"] as? String == "allow" && allowed["captchaPassAccepted"] as? Bool == true)
-            #expect(try await verdict()["verdict"] as? String == "challenge")
+            #expect(allowed.verdict == .allow && allowed.captchaPassAccepted == true)
+            #expect(try await verdict().verdict == .challenge)
         }
     }
 
@@ -293,11 +293,10 @@ import FoundationNetworking
                 body:
                     #"{"attestId":"signed-api","adaptive":false,"pow":{"maxNumber":1000},"requireSignature":true,"routes":[{"method":"*","pathPrefix":"/api/"}]}"#
             )
-            #expect(created.status == .created && (created.json?["attester"] as? [String: Any])?["requireSignature"] as? Bool == true)
-            let payload = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "signed-api", signer.deviceID).json)
-            let token = try #require(
-                try await AttestationFlowTests.redeem(server, app, "signed-api", signer.deviceID, payload).json?["token"] as? String
-            )
+            #expect(created.status == .created && created.read(Components.Schemas.AttesterResult.self)?.attester.requireSignature == true)
+            let payload = try AttestationFlowTests.solve(try await AttestationFlowTests.challenge(server, app, "signed-api", signer.deviceID))
+            let token = try await AttestationFlowTests.redeem(server, app, "signed-api", signer.deviceID, payload)
+                .decoded(Components.Schemas.AttestTokenResponse.self).token
             func gate(_ request: URLRequest) async throws -> (HTTPResponse.Status, String?) {
                 let url = request.url!
                 var headers: HTTPFields = [
@@ -337,8 +336,8 @@ import FoundationNetworking
                 async let a = Self.verify(first, app, request)
                 async let b = Self.verify(second, app, request)
                 let results = try await [a, b]
-                #expect(results.filter { $0["valid"] as? Bool == true }.count == 1)
-                #expect(results.filter { $0["reason"] as? String == "replayed" }.count == 1)
+                #expect(results.filter { $0.valid }.count == 1)
+                #expect(results.filter { $0.reason?.rawValue == "replayed" }.count == 1)
             }
         }
     }

@@ -7,7 +7,9 @@ Starts its own `gatehouse serve` (embedded SQLite, the limits below) and, while 
 
 1. slow headers: 400 connections that send a request head one byte every 2 s; slow bodies: 200 that
    announce a body and send one byte every 2 s. Asserted: the idle timeout closes the first, the
-   body timeout answers the second 408 and frees them, all within their limit plus 3 s;
+   body timeout answers the second 408 and frees them, all within their limit plus 3 s; while the
+   slow bodies hold every slot, two GETs on one connection are both shed and the connection stays
+   open between them;
 2. a flood: `--flood` connections (2,000 by default) opened over 5 s and held for 20 s, each sending
    SDK and backend requests with a random pause (mean 3.5 s) after each answer, about 500 requests
    a second in all. Asserted: every request is answered (served, or shed with 503 and
@@ -104,12 +106,43 @@ async def trickle(port, opening, drip, seconds, delay):
     return None, answer
 
 
+async def shed_without_body(port, delay):
+    """While the slow bodies hold every slot: two bodiless requests on one connection. Both must be
+    shed (503), and the first must leave the connection open for the second: closing it would make a
+    flood of GETs reconnect for every shed answer."""
+    await asyncio.sleep(delay)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    statuses, closes = [], []
+    try:
+        for _ in range(2):
+            writer.write(b"GET /v1/backend/whoami HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            status_line = await asyncio.wait_for(reader.readline(), 5)
+            head = b""
+            while True:
+                line = await asyncio.wait_for(reader.readline(), 5)
+                if line in (b"\r\n", b""):
+                    break
+                head += line
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+            await asyncio.wait_for(reader.readexactly(length), 5)
+            statuses.append(int(status_line.split()[1]) if status_line else None)
+            closes.append(b"connection: close" in head.lower())
+    except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError) as error:
+        statuses.append(repr(error))
+    finally:
+        writer.close()
+    return statuses, closes
+
+
 async def slow_clients(port):
     head = b"GET /v1/backend/whoami HTTP/1.1\r\nHost: x\r\n"
     body_opening = b"POST /v1/captcha/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
     tasks = [trickle(port, head, b"X-Slow: abcdefghij\r\n", 40, index / 400) for index in range(400)]
     tasks += [trickle(port, body_opening, b'{"secret":"x","response":"y"}', 40, index / 200) for index in range(200)]
+    tasks.append(shed_without_body(port, 1.5))
     results = await asyncio.gather(*tasks)
+    bodiless_shed = results.pop()
     headers, bodies = results[:400], results[400:]
     closed_heads = [r[0] for r in headers if r[0] is not None]
     closed_bodies = [r[0] for r in bodies if r[0] is not None]
@@ -120,7 +153,8 @@ async def slow_clients(port):
         "slowest slow-header close (s)": round(max(closed_heads), 1) if closed_heads else None,
         "slow-body connections answered 408 / shed 503": f"{len(timeouts)} / {len(shed)} of 200",
         "slowest slow-body close (s)": round(max(closed_bodies), 1) if closed_bodies else None,
-    }, closed_heads, closed_bodies, timeouts
+        "bodiless requests shed on one connection (status, closed)": list(zip(*bodiless_shed)),
+    }, closed_heads, closed_bodies, timeouts, bodiless_shed
 
 
 async def flood(port, app, connections, seconds):
@@ -223,8 +257,10 @@ async def scenario(port, app, attester, flood_size, report):
     live.thread.start()
     results = {}
 
-    summary, closed_heads, closed_bodies, timeouts = await slow_clients(port)
+    summary, closed_heads, closed_bodies, timeouts, (bodiless_statuses, bodiless_closes) = await slow_clients(port)
     results.update(summary)
+    check(bodiless_statuses == [503, 503] and bodiless_closes == [False, False],
+          f"a shed request without a body keeps its connection for the next one ({bodiless_statuses}, closed {bodiless_closes})")
     check(len(closed_heads) == 400 and max(closed_heads) <= IDLE + 3,
           f"400 slow-header connections closed by the idle timeout ({len(closed_heads)}, slowest {summary['slowest slow-header close (s)']} s)")
     check(len(closed_bodies) == 200 and len(timeouts) >= IN_FLIGHT // 2 and max(closed_bodies) <= BODY + 3,

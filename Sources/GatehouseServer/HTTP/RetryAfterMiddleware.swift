@@ -5,10 +5,12 @@ import Hummingbird
 /// the SDK's -8, the captcha's or STS's shape): the database did not answer in time, or the
 /// instance shed the request. Outermost, so it sees the response every other layer settled on.
 ///
-/// A request shed or timed out before its body was read also ends its connection: after answering,
-/// the server would otherwise wait for the rest of a body that a slow client may never finish, and
-/// the connection would stay open past every timeout. (A 413 keeps its connection: its client has
-/// already sent the body limit's worth at full speed, and clients commonly reuse the connection.)
+/// A request with a body that was shed or timed out also ends its connection: its body may not have
+/// been read, and the server would otherwise wait for the rest of a body that a slow client may never
+/// finish, past every timeout. A request without a body keeps its connection: under a flood of them,
+/// closing would turn every shed answer into a reconnection, which costs the server more than the
+/// answer did. (A 413 keeps its connection too: its client has already sent the body limit's worth at
+/// full speed, and clients commonly reuse the connection.)
 struct RetryAfterMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     static let seconds = "2"
@@ -19,10 +21,14 @@ struct RetryAfterMiddleware: RouterMiddleware {
         if response.status == .serviceUnavailable && response.headers[.retryAfter] == nil {
             response.headers[.retryAfter] = Self.seconds
         }
-        if Self.endsConnection.contains(response.status) {
+        if Self.endsConnection.contains(response.status) && Self.hasBody(request) {
             response.headers[.connection] = "close"
             context.channel.close(mode: .input, promise: nil)
         }
         return response
+    }
+
+    static func hasBody(_ request: Request) -> Bool {
+        request.headers[.transferEncoding] != nil || (request.headers[.contentLength].map { $0 != "0" } ?? false)
     }
 }
