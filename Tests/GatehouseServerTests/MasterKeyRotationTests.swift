@@ -36,7 +36,7 @@ import Testing
                     )
                     #expect(hs256.status == .created, "\(hs256.json ?? [:])")
                     try await STSFlowTests.createRole(server, caller, "uploads", sts: stsURL)
-                    #expect(try await STSFlowTests.token(server, caller, role: "uploads").0 == .ok)
+                    #expect(try await STSFlowTests.token(server, caller, role: "uploads").status == .ok)
                     return caller
                 }
                 #expect(await sts.callCount == 1)
@@ -76,8 +76,8 @@ import Testing
                         checked.status == .ok && checked.read(Components.Schemas.IntrospectResponse.self)?.active == true,
                         "\(checked.json ?? [:])"
                     )
-                    let (status, credentials) = try await STSFlowTests.token(server, caller, role: "uploads")
-                    #expect(status == .ok, "\(credentials)")
+                    let credentials = try await STSFlowTests.token(server, caller, role: "uploads")
+                    #expect(credentials.status == .ok, "\(credentials.json ?? [:])")
                 }
                 // The sealed credential cache was dropped, so that took a fresh upstream call.
                 #expect(await sts.callCount == 2)

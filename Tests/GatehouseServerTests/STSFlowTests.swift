@@ -53,9 +53,8 @@ import Testing
         _ caller: Caller,
         role: String,
         query: String = ""
-    ) async throws -> (HTTPResponse.Status, [String: Any]) {
-        let response = try await server.send(.get, "/v1/sts/token?appKey=\(caller.app.appKey)&roleId=\(role)\(query)", headers: caller.headers)
-        return (response.status, response.json ?? [:])
+    ) async throws -> TestResponse {
+        try await server.send(.get, "/v1/sts/token?appKey=\(caller.app.appKey)&roleId=\(role)\(query)", headers: caller.headers)
     }
 
     @Test(arguments: TestStoreKind.available)
@@ -66,12 +65,15 @@ import Testing
                 let caller = try await Self.attestedCaller(server)
                 try await Self.createRole(server, caller, "uploads", sts: stsURL, extra: #","durationSeconds":900"#)
 
-                let (status, first) = try await Self.token(server, caller, role: "uploads")
-                #expect(status == .ok, "\(first)")
-                #expect(Set(first.keys) == ["StatusCode", "AccessKeyId", "AccessKeySecret", "Expiration", "SecurityToken"])
-                #expect(first["StatusCode"] as? Int == 200 && first["AccessKeyId"] as? String == "ASIASTUB1")
-                #expect(first["SecurityToken"] as? String == "token&1")
-                let expiration = try #require(first["Expiration"] as? String)
+                let answer = try await Self.token(server, caller, role: "uploads")
+                #expect(answer.status == .ok, "\(answer.json ?? [:])")
+                // The seed's field names, exactly: the OSS SDK reads these keys.
+                #expect(
+                    Set(answer.json.map { Array($0.keys) } ?? []) == ["StatusCode", "AccessKeyId", "AccessKeySecret", "Expiration", "SecurityToken"]
+                )
+                let first = try answer.decoded(Components.Schemas.STSToken.self)
+                #expect(first.statusCode == 200 && first.accessKeyId == "ASIASTUB1" && first.securityToken == "token&1")
+                let expiration = first.expiration
                 #expect(expiration.count == 20 && expiration.hasSuffix("Z") && RFC3339.parse(expiration)! > Date().addingTimeInterval(800))
                 // The session policy went upstream rendered for the vouched account, signed with the long-term key.
                 let sent = try #require(await sts.calls.first)
@@ -79,9 +81,9 @@ import Testing
                 #expect(sent["DurationSeconds"] == "900" && sent["RoleSessionName"] == "gatehouse-\(caller.device)")
 
                 // Within the cache window: no upstream call, the same credentials; the alias path too.
-                let (_, second) = try await Self.token(server, caller, role: "uploads")
+                let second = try await Self.token(server, caller, role: "uploads").decoded(Components.Schemas.STSToken.self)
                 let alias = try await server.send(.get, "/distribute-token.json?appKey=\(caller.app.appKey)&roleId=uploads", headers: caller.headers)
-                #expect(second["AccessKeyId"] as? String == "ASIASTUB1" && alias.json?["AccessKeyId"] as? String == "ASIASTUB1")
+                #expect(second.accessKeyId == "ASIASTUB1" && alias.read(Components.Schemas.STSToken.self)?.accessKeyId == "ASIASTUB1")
                 #expect(alias.headers[.cacheControl] == "no-store")
                 #expect(await sts.callCount == 1)
                 let metrics = String(buffer: try await server.client.execute(uri: "/metrics", method: .get).body)
@@ -93,7 +95,9 @@ import Testing
                         == .ok
                 )
                 let keys = try await withThrowingTaskGroup(of: String?.self) { group in
-                    for _ in 0..<20 { group.addTask { try await Self.token(server, caller, role: "uploads").1["AccessKeyId"] as? String } }
+                    for _ in 0..<20 {
+                        group.addTask { try await Self.token(server, caller, role: "uploads").read(Components.Schemas.STSToken.self)?.accessKeyId }
+                    }
                     return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
                 }
                 #expect(keys == ["ASIASTUB2"])
@@ -111,16 +115,16 @@ import Testing
                 // The attestation token outlives the clock jump; SDK calls would not (their timestamps are real).
                 let caller = try await Self.attestedCaller(server, tokenLifetime: 3600)
                 try await Self.createRole(server, caller, "uploads", sts: stsURL, extra: #","durationSeconds":900"#)
-                #expect(try await Self.token(server, caller, role: "uploads").1["AccessKeyId"] as? String == "ASIASTUB1")
+                #expect(try await Self.token(server, caller, role: "uploads").read(Components.Schemas.STSToken.self)?.accessKeyId == "ASIASTUB1")
                 // 650 s on, the cached credentials have 250 s left: under the SDKs' 5 minutes. A failing
                 // upstream then gets a 502, never those credentials.
                 clock.advance(by: 650)
                 let later = caller
                 await sts.set(.unavailable)
-                let (status, refused) = try await Self.token(server, later, role: "uploads")
-                #expect(status == .badGateway && refused["AccessKeyId"] == nil)
+                let refused = try await Self.token(server, later, role: "uploads")
+                #expect(refused.status == .badGateway && refused.read(Components.Schemas.STSToken.self) == nil)
                 await sts.set(.credentials)
-                #expect(try await Self.token(server, later, role: "uploads").1["AccessKeyId"] as? String == "ASIASTUB2")
+                #expect(try await Self.token(server, later, role: "uploads").read(Components.Schemas.STSToken.self)?.accessKeyId == "ASIASTUB2")
             }
         }
     }
@@ -142,9 +146,10 @@ import Testing
                         "/v1/sts/token?appKey=\(caller.app.appKey)&roleId=\(role)\(query)",
                         headers: headers ?? caller.headers
                     )
-                    let text = String(decoding: try JSONSerialization.data(withJSONObject: response.json ?? [:]), as: UTF8.self)
-                    #expect(!text.contains("stub-long-term-secret") && response.json?["StatusCode"] as? Int == Int(response.status.code), "\(text)")
-                    return (response.status, response.json?["ErrorCode"] as? String)
+                    let text = String(decoding: response.body, as: UTF8.self)
+                    let refusal = response.read(Components.Schemas.STSError.self)
+                    #expect(!text.contains("stub-long-term-secret") && refusal?.statusCode == Int(response.status.code), "\(text)")
+                    return (response.status, refusal?.errorCode)
                 }
                 #expect(try await refused(headers: [:]) == (.unauthorized, "attestation_required"))
                 #expect(try await refused(headers: [HTTPField.Name("EO-Attest-Token")!: "x.y.z"]) == (.unauthorized, "attestation_required"))
@@ -215,20 +220,19 @@ import Testing
                 + #""roleArn":"acs:ram::1234567890123:role/uploads","attestId":"login-pow","accessKeyId":"LTAIlongterm","#
                 + #""accessKeySecret":"long-term-secret","selfSigned":true,"policyTemplate":\#(STSRoleFlowTests.json(template))}"#
             #expect(try await server.send(.post, "/v1/admin/apps/\(caller.app.appKey)/roles", body: role).status == .created)
-            func sign(_ content: String) async throws -> (HTTPResponse.Status, [String: Any]) {
-                let response = try await server.send(
+            func sign(_ content: String) async throws -> TestResponse {
+                try await server.send(
                     .post,
                     "/v1/oss/sign",
                     headers: caller.headers + [.contentType: "application/json"],
                     body: #"{"appKey":"\#(caller.app.appKey)","roleId":"oss","content":\#(STSRoleFlowTests.json(content))}"#
                 )
-                return (response.status, response.json ?? [:])
             }
             let now = UTCTime(Date()).http
             let put = "PUT\n\nimage/jpeg\n\(now)\nx-oss-meta-app:shop\n/photos/users/alice/a.jpg"
-            let (status, signed) = try await sign(put)
+            let signed = try await sign(put)
             let expected = "OSS LTAIlongterm:" + OSSV1Signature.signature(stringToSign: put, secret: "long-term-secret")
-            #expect(status == .ok && signed["Authorization"] as? String == expected, "\(signed)")
+            #expect(signed.status == .ok && signed.read(Components.Schemas.OSSSignResponse.self)?.authorization == expected, "\(signed.json ?? [:])")
             let refusals: [(String, HTTPResponse.Status, String)] = [
                 ("PUT\n\n\n\(now)\n/photos/users/bob/a.jpg", .forbidden, "storage_access_denied"),
                 ("DELETE\n\n\n\(now)\n/photos/users/alice/a.jpg", .forbidden, "storage_access_denied"),
@@ -239,8 +243,11 @@ import Testing
                 ("not a string to sign", .badRequest, "invalid_string_to_sign"),
             ]
             for (content, status, code) in refusals {
-                let (answer, body) = try await sign(content)
-                #expect(answer == status && body["ErrorCode"] as? String == code, "\(content): \(body)")
+                let answer = try await sign(content)
+                #expect(
+                    answer.status == status && answer.read(Components.Schemas.STSError.self)?.errorCode == code,
+                    "\(content): \(answer.json ?? [:])"
+                )
             }
         }
     }
@@ -252,33 +259,33 @@ import Testing
             try await withServer(kind) { server in
                 let caller = try await Self.attestedCaller(server)
                 try await Self.createRole(server, caller, "uploads", sts: stsURL)
-                func presign(_ body: String) async throws -> (HTTPResponse.Status, [String: Any]) {
-                    let response = try await server.send(
+                func presign(_ body: String) async throws -> TestResponse {
+                    try await server.send(
                         .post,
                         "/v1/storage/presign",
                         headers: caller.headers + [.contentType: "application/json"],
                         body: #"{"appKey":"\#(caller.app.appKey)","roleId":"uploads",\#(body)}"#
                     )
-                    return (response.status, response.json ?? [:])
                 }
-                let (status, put) = try await presign(
+                let presigned = try await presign(
                     #""method":"PUT","bucket":"photos","key":"users/alice/a b.jpg","expiresIn":600,"contentType":"image/jpeg""#
                 )
-                #expect(status == .ok, "\(put)")
-                let url = try #require(put["URL"] as? String)
+                #expect(presigned.status == .ok, "\(presigned.json ?? [:])")
+                let put = try presigned.decoded(Components.Schemas.PresignResponse.self)
+                let url = put.url
                 #expect(
                     url.hasPrefix("http://127.0.0.1:9000/photos/users/alice/a%20b.jpg?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIASTUB1%2F")
                 )
                 #expect(url.contains("X-Amz-SignedHeaders=content-type%3Bhost&X-Amz-Security-Token=token%261&X-Amz-Signature="))
-                #expect(put["Method"] as? String == "PUT" && put["StatusCode"] as? Int == 200)
+                #expect(put.method == .put && put.statusCode == 200)
                 let outside = try await presign(#""method":"GET","bucket":"photos","key":"users/bob/a.jpg","expiresIn":600"#)
-                #expect(outside.0 == .forbidden && outside.1["ErrorCode"] as? String == "storage_access_denied")
+                #expect(outside.status == .forbidden && outside.read(Components.Schemas.STSError.self)?.errorCode == "storage_access_denied")
                 let tooLong = try await presign(#""method":"GET","bucket":"photos","key":"users/alice/a.jpg","expiresIn":3301"#)
-                #expect(tooLong.0 == .badRequest && tooLong.1["ErrorCode"] as? String == "invalid_presign_request")
+                #expect(tooLong.status == .badRequest && tooLong.read(Components.Schemas.STSError.self)?.errorCode == "invalid_presign_request")
                 let typedGet = try await presign(
                     #""method":"GET","bucket":"photos","key":"users/alice/a.jpg","expiresIn":60,"contentType":"image/png""#
                 )
-                #expect(typedGet.0 == .badRequest)
+                #expect(typedGet.status == .badRequest)
 
                 // Self-signed mode is for alibaba roles that say so; this aws role refuses.
                 let sign = try await server.send(
@@ -288,7 +295,7 @@ import Testing
                     body:
                         #"{"appKey":"\#(caller.app.appKey)","roleId":"uploads","content":"GET\n\n\n\#(UTCTime(Date()).http)\n/photos/users/alice/a.jpg"}"#
                 )
-                #expect(sign.status == .forbidden && sign.json?["ErrorCode"] as? String == "storage_access_denied")
+                #expect(sign.status == .forbidden && sign.read(Components.Schemas.STSError.self)?.errorCode == "storage_access_denied")
             }
         }
     }

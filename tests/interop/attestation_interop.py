@@ -17,7 +17,6 @@ import hashlib
 import http.server
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,7 +32,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from sdk_sign import sign  # noqa: E402
-from interop_common import call, check, finish  # noqa: E402
+from interop_common import call, check, finish, run_nginx  # noqa: E402
 
 class Gatehouse:
     def __init__(self, url, admin_token):
@@ -116,46 +115,20 @@ class Upstream(http.server.BaseHTTPRequestHandler):
 def start_nginx(nginx, gatehouse_url, app, workdir):
     upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    import socket
-
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
     gate_conf = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "nginx", "gatehouse-gate.conf"))
     credentials = base64.b64encode(f'{app["app"]["appKey"]}:{app["serverSecret"]}'.encode()).decode()
     host = gatehouse_url.split("//", 1)[1].rstrip("/")
-    os.makedirs(os.path.join(workdir, "logs"), exist_ok=True)
-    conf = f"""
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log {workdir}/logs/error.log warn;
-events {{ worker_connections 64; }}
-http {{
-    access_log {workdir}/logs/access.log;
-    client_body_temp_path {workdir}/body; proxy_temp_path {workdir}/proxy;
-    fastcgi_temp_path {workdir}/fastcgi; uwsgi_temp_path {workdir}/uwsgi; scgi_temp_path {workdir}/scgi;
+    servers = f"""
     upstream gatehouse {{ server {host}; }}
     upstream app_api {{ server 127.0.0.1:{upstream.server_address[1]}; }}
     server {{
-        listen 127.0.0.1:{port};
+        LISTEN
         set $gatehouse_gate_credentials "{credentials}";
         include {gate_conf};
     }}
-}}
 """
-    path = os.path.join(workdir, "nginx.conf")
-    with open(path, "w") as handle:
-        handle.write(conf)
-    subprocess.run([nginx, "-t", "-p", workdir, "-c", path], check=True, capture_output=True)
-    subprocess.run([nginx, "-p", workdir, "-c", path], check=True)
-    for _ in range(50):
-        try:
-            call("GET", f"http://127.0.0.1:{port}/health")
-            break
-        except OSError:
-            time.sleep(0.1)
-    return f"http://127.0.0.1:{port}", lambda: (subprocess.run([nginx, "-p", workdir, "-c", path, "-s", "stop"]), upstream.shutdown())
+    url, stop = run_nginx(nginx, workdir, servers, ready_path="/health")
+    return url, lambda: (stop(), upstream.shutdown())
 
 
 def main():

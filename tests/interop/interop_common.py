@@ -53,6 +53,42 @@ def free_port():
     return port
 
 
+def run_nginx(nginx, workdir, servers, ready_path="/health/live"):
+    """Starts a real nginx from `workdir` with `servers` as its http block's content (LISTEN marks
+    where the listening address goes), waits until it answers `ready_path`, and returns its URL and a
+    function that stops it."""
+    import os
+    import subprocess
+    import time
+
+    port = free_port()
+    os.makedirs(os.path.join(workdir, "logs"), exist_ok=True)
+    conf = f"""
+worker_processes 1;
+pid {workdir}/nginx.pid;
+error_log {workdir}/logs/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {workdir}/body; proxy_temp_path {workdir}/proxy;
+    fastcgi_temp_path {workdir}/fastcgi; uwsgi_temp_path {workdir}/uwsgi; scgi_temp_path {workdir}/scgi;
+    {servers.replace("LISTEN", f"listen 127.0.0.1:{port};")}
+}}
+"""
+    path = os.path.join(workdir, "nginx.conf")
+    with open(path, "w") as handle:
+        handle.write(conf)
+    subprocess.run([nginx, "-t", "-p", workdir, "-c", path], check=True, capture_output=True)
+    subprocess.run([nginx, "-p", workdir, "-c", path], check=True)
+    for _ in range(50):
+        try:
+            call("GET", f"http://127.0.0.1:{port}{ready_path}")
+            break
+        except OSError:
+            time.sleep(0.1)
+    return f"http://127.0.0.1:{port}", lambda: subprocess.run([nginx, "-p", workdir, "-c", path, "-s", "stop"])
+
+
 def finish(what):
     """Exits 1 if any check failed."""
     if FAILURES:

@@ -28,7 +28,7 @@ import urllib.parse
 
 import yaml
 
-from interop_common import call, check, finish, free_port
+from interop_common import call, check, finish, run_nginx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -233,37 +233,6 @@ def cli(binary, database_url, *args):
     return subprocess.run([binary, *args], env=environment, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def start_nginx(nginx, workdir, server_block):
-    port = free_port()
-    os.makedirs(os.path.join(workdir, "logs"), exist_ok=True)
-    conf = f"""
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log {workdir}/logs/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    access_log off;
-    client_body_temp_path {workdir}/body; proxy_temp_path {workdir}/proxy;
-    fastcgi_temp_path {workdir}/fastcgi; uwsgi_temp_path {workdir}/uwsgi; scgi_temp_path {workdir}/scgi;
-    {server_block.replace("LISTEN", f"listen 127.0.0.1:{port};")}
-}}
-"""
-    path = os.path.join(workdir, "nginx.conf")
-    with open(path, "w") as handle:
-        handle.write(conf)
-    subprocess.run([nginx, "-t", "-p", workdir, "-c", path], check=True, capture_output=True)
-    subprocess.run([nginx, "-p", workdir, "-c", path], check=True)
-    for _ in range(50):
-        try:
-            send(f"http://127.0.0.1:{port}", "GET", "/health/live", {})
-            break
-        except OSError:
-            time.sleep(0.1)
-    return f"http://127.0.0.1:{port}", lambda: subprocess.run([nginx, "-p", workdir, "-c", path, "-s", "stop"])
-
-
-
-
 def gate_header_cannot_be_set(nginx, base, creds, workdir):
     """Through the shipped gate config: the client's X-Gatehouse-Authorization never counts."""
     import http.server
@@ -294,7 +263,7 @@ def gate_header_cannot_be_set(nginx, base, creds, workdir):
         include {gate_conf};
     }}
 """
-    front, stop = start_nginx(nginx, workdir, block)
+    front, stop = run_nginx(nginx, workdir, block)
     try:
         status = send(front, "GET", "/anything", {})
         check(status == 428, f"gate config: B's gated route without a token -> 428 ({status})")
@@ -353,7 +322,7 @@ def main():
             host = base.split("//", 1)[1]
             proxy_conf = os.path.join(ROOT, "deploy", "nginx", "gatehouse-proxy.conf")
             block = f"upstream gatehouse {{ server {host}; }}\n    server {{\n        LISTEN\n        include {proxy_conf};\n    }}"
-            front, stop = start_nginx(args.nginx, workdir, block)
+            front, stop = run_nginx(args.nginx, workdir, block)
             try:
                 enumerate_routes(front, "nginx gatehouse-proxy.conf", routes, creds, values)
             finally:

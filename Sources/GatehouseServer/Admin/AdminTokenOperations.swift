@@ -4,10 +4,10 @@ import GatehouseStore
 
 /// Creating, listing and revoking admin tokens: done on the host with the CLI, audited like any change.
 public struct AdminTokenOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any AdminTokenStore
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, clock: any GatehouseClock) {
+    public init(store: any AdminTokenStore, clock: any GatehouseClock) {
         self.store = store
         self.clock = clock
     }

@@ -5,11 +5,11 @@ import GatehouseStore
 /// The operator's app-and-key changes, shared by the admin API and the CLI: Core decides, the store
 /// persists the change with its audit entry in one transaction.
 public struct AppOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any AppStore & AuditLog
     let box: SecretBox
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any AppStore & AuditLog, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
         self.box = box
         self.clock = clock

@@ -7,13 +7,19 @@ import GatehouseStore
 /// sealing box, the signing keys and the clock, and how an attester, its signer and an app's ALTCHA
 /// key are found.
 public struct AttesterAccess: Sendable {
-    let store: any GatehouseStore
+    let store: any AttestationStore & DeviceRiskStore & CaptchaStore
     let apps: AppOperations
     let box: SecretBox
     public let keys: SigningKeyRing
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, keys: SigningKeyRing, clock: any GatehouseClock) {
+    public init(
+        store: any AttestationStore & DeviceRiskStore & CaptchaStore,
+        apps: AppOperations,
+        box: SecretBox,
+        keys: SigningKeyRing,
+        clock: any GatehouseClock
+    ) {
         self.store = store
         self.apps = apps
         self.box = box

@@ -10,13 +10,13 @@ import GatehouseStore
 public actor SigningKeyRing {
     public static let refreshInterval: TimeInterval = 30
 
-    private let store: any GatehouseStore
+    private let store: any AttestationStore
     private let box: SecretBox
     private let clock: any GatehouseClock
     private var keys: [SigningKey] = []
     private var loadedAt: Date?
 
-    public init(store: any GatehouseStore, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any AttestationStore, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
         self.box = box
         self.clock = clock

@@ -5,12 +5,12 @@ import GatehouseStore
 /// The slider captcha: puzzles for the page, judged answers, and pass tokens redeemed by siteverify
 /// (or by an attester, or a secondary verification).
 public struct CaptchaOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any CaptchaStore & AttestationStore
     let apps: AppOperations
     let clock: any GatehouseClock
     let limits: RateLimits
 
-    init(store: any GatehouseStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
+    init(store: any CaptchaStore & AttestationStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
         self.store = store
         self.apps = apps
         self.clock = clock

@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// Deletes ztokens and decisions past their app's retention, and expired nonces, every `interval`.
 /// With many instances, the store's purge lock lets one run at a time; the others skip that round.
 struct RetentionPurger: Service {
-    let store: any GatehouseStore
+    let store: any DeviceRiskStore
     let clock: any GatehouseClock
     let interval: Duration
     let logger: Logger

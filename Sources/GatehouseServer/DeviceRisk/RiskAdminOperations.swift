@@ -4,11 +4,11 @@ import GatehouseStore
 
 /// The operator's side of device risk: settings, rules, lists, devices and the decision log.
 public struct RiskAdminOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any DeviceRiskStore & AppStore
     let apps: AppOperations
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, apps: AppOperations, clock: any GatehouseClock) {
+    public init(store: any DeviceRiskStore & AppStore, apps: AppOperations, clock: any GatehouseClock) {
         self.store = store
         self.apps = apps
         self.clock = clock

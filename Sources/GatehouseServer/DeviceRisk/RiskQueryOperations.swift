@@ -4,11 +4,11 @@ import GatehouseStore
 
 /// Risk queries from the app's backend, and the decisions they stored.
 public struct RiskQueryOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any DeviceRiskStore
     let keys: ServerKeys
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, keys: ServerKeys, clock: any GatehouseClock) {
+    public init(store: any DeviceRiskStore, keys: ServerKeys, clock: any GatehouseClock) {
         self.store = store
         self.keys = keys
         self.clock = clock

@@ -4,12 +4,12 @@ import GatehouseStore
 
 /// What the mobile SDK calls: signed-request checks, device start, ztoken issuance (native and H5).
 public struct SDKOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any DeviceRiskStore & AppStore
     let box: SecretBox
     let keys: ServerKeys
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any DeviceRiskStore & AppStore, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
         self.box = box
         self.keys = ServerKeys(box: box)

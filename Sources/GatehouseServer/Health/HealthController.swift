@@ -11,7 +11,7 @@ import Prometheus
 /// Liveness, readiness (the database answers, in one read, and no migration is pending) and Prometheus metrics.
 struct HealthController {
     typealias Context = GatehouseRequestContext
-    let store: any GatehouseStore
+    let store: any StoreMaintenance & DeviceRiskStore
     let registry: PrometheusCollectorRegistry
 
     static var poolInUse: MetricNameDescriptor {

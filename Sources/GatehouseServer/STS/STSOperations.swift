@@ -7,7 +7,7 @@ import GatehouseStore
 /// one upstream call per key at a time), OSS strings signed in self-signed mode, presigned URLs.
 /// Each answers only within the role's session policy for the caller.
 public struct STSOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any STSRoleStore & DeviceRiskStore
     let apps: AppOperations
     let roles: STSRoleOperations
     let attesters: AttesterOperations
@@ -19,7 +19,7 @@ public struct STSOperations: Sendable {
     let onUpstreamCall: @Sendable (STSProvider) -> Void
 
     public init(
-        store: any GatehouseStore,
+        store: any STSRoleStore & DeviceRiskStore,
         apps: AppOperations,
         attesters: AttesterOperations,
         attestation: AttestationGateOperations,

@@ -5,14 +5,14 @@ import GatehouseStore
 /// Operators' STS roles: create, change, read. The upstream key pair is sealed on the way in and
 /// never comes back out; a change of key is audited as "key replaced", without the key.
 public struct STSRoleOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any STSRoleStore
     let apps: AppOperations
     let box: SecretBox
     let clock: any GatehouseClock
     /// `GATEHOUSE_STS_PRIVATE_ENDPOINTS`: whether a role may name an internal or plain-http STS.
     let allowInternalEndpoints: Bool
 
-    public init(store: any GatehouseStore, apps: AppOperations, box: SecretBox, clock: any GatehouseClock, allowInternalEndpoints: Bool) {
+    public init(store: any STSRoleStore, apps: AppOperations, box: SecretBox, clock: any GatehouseClock, allowInternalEndpoints: Bool) {
         self.store = store
         self.apps = apps
         self.box = box

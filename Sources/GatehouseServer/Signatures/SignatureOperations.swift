@@ -5,11 +5,11 @@ import GatehouseStore
 /// Request signatures for the app's backend: is this request's wtoken (and whash) good, and should
 /// the request pass, be challenged with the captcha, or be refused.
 public struct SignatureOperations: Sendable {
-    let store: any GatehouseStore
+    let store: any SignatureStore & DeviceRiskStore & CaptchaStore
     let keys: ServerKeys
     let clock: any GatehouseClock
 
-    public init(store: any GatehouseStore, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any SignatureStore & DeviceRiskStore & CaptchaStore, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
         self.keys = ServerKeys(box: box)
         self.clock = clock

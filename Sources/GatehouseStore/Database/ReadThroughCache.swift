@@ -6,11 +6,23 @@ import Synchronization
 /// them (`SQLStore.changing`); a change made through another instance or the command-line tool is
 /// seen once the copy is `lifetime` old. Expiry runs on the monotonic clock: it measures an age, not
 /// a time of day, so it is not the service's clock.
+///
+/// One load per key at a time: requests that miss while a load runs wait for it instead of each
+/// reading the row. Without that, every request in flight when a copy aged out read the database at
+/// once; under 2,000 connections that stampede, every 2 s, was most of the flood's latency tail
+/// (docs/PERFORMANCE.md).
 final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct State {
         var entries: [Key: (value: Value, loadedAt: ContinuousClock.Instant)] = [:]
+        /// The load running for a key, with the generation it began in.
+        var loads: [Key: (task: Task<Value?, any Error>, generation: Int)] = [:]
         /// Bumped by every emptying, so that a load that began before a change does not store what it read.
         var generation = 0
+    }
+
+    private enum Lookup {
+        case fresh(Value)
+        case loading(Task<Value?, any Error>)
     }
 
     private let state = Mutex(State())
@@ -25,28 +37,64 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     }
 
     /// The copy of `key`'s value if it is fresh, else what `load` reads (kept unless it is nil: a row
-    /// that does not exist yet must be found as soon as it is created).
+    /// that does not exist yet must be found as soon as it is created). A load already running for
+    /// `key` is joined, not repeated.
     func value(
         for key: Key,
-        load: () async throws(StoreError) -> Value?
+        load: @escaping @Sendable () async throws(StoreError) -> Value?
     ) async throws(StoreError) -> Value? {
         let now = ContinuousClock.now
-        let (cached, generation) = state.withLock { state in
-            (state.entries[key].flatMap { now - $0.loadedAt < lifetime ? $0.value : nil }, state.generation)
+        let lookup: Lookup = state.withLock { state in
+            if let entry = state.entries[key], now - entry.loadedAt < lifetime { return .fresh(entry.value) }
+            if let load = state.loads[key], load.generation == state.generation { return .loading(load.task) }
+            let generation = state.generation
+            let task = Task { () async throws -> Value? in
+                do {
+                    let loaded = try await load()
+                    self.keep(loaded, for: key, loadedAt: now, generation: generation)
+                    return loaded
+                } catch {
+                    self.forgetLoad(of: key, generation: generation)
+                    throw error
+                }
+            }
+            state.loads[key] = (task, generation)
+            return .loading(task)
         }
-        if let cached { return cached }
-        guard let loaded = try await load() else { return nil }
+        switch lookup {
+        case .fresh(let value):
+            return value
+        case .loading(let running):
+            do {
+                return try await running.value
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .unavailable("\(error)")
+            }
+        }
+    }
+
+    private func keep(_ loaded: Value?, for key: Key, loadedAt: ContinuousClock.Instant, generation: Int) {
         state.withLock { state in
             guard state.generation == generation else { return }
+            state.loads[key] = nil
+            guard let loaded else { return }
             if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
-            state.entries[key] = (loaded, now)
+            state.entries[key] = (loaded, loadedAt)
         }
-        return loaded
+    }
+
+    private func forgetLoad(of key: Key, generation: Int) {
+        state.withLock { state in
+            if state.loads[key]?.generation == generation { state.loads[key] = nil }
+        }
     }
 
     func empty() {
         state.withLock { state in
             state.entries.removeAll()
+            state.loads.removeAll()
             state.generation += 1
         }
     }
