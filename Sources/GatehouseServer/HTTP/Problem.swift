@@ -51,8 +51,10 @@ extension Problem {
         Problem(.serviceUnavailable, code: "database_unavailable", title: "Database unavailable", detail: "Try again shortly.")
     }
 
+    /// A handler's refusal of a query parameter or header: the domain's `invalid_parameter`, so that
+    /// handlers and operations say it one way.
     static func badParameter(_ name: String, _ detail: String) -> Problem {
-        Problem(.badRequest, code: "invalid_parameter", title: "Invalid parameter", detail: detail, field: name)
+        Problem(DomainError(.invalidParameter, detail, field: name))
     }
 
     static func unauthorized(code: String, detail: String, challenge: String) -> Problem {
