@@ -77,9 +77,9 @@ function done(summary, latency, requests)
       shed = shed + (thread:get("shed") or 0)
    end
    io.write(string.format(
-      '{"requests":%d,"seconds":%.3f,"rate":%.1f,"non2xx":%d,"shed":%d,"errors":%d,"connect":%d,"read":%d,"write":%d,"timeouts":%d,"p50_ms":%.3f,"p99_ms":%.3f,"p999_ms":%.3f}\n',
+      '{"requests":%d,"seconds":%.3f,"rate":%.1f,"non2xx":%d,"shed":%d,"errors":%d,"connect":%d,"read":%d,"write":%d,"timeouts":%d,"p50_ms":%.3f,"p99_ms":%.3f,"p999_ms":%.3f,"max_ms":%.3f}\n',
       summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6), failed, shed,
       summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
       summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.timeout,
-      latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000))
+      latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000))
 end

@@ -4,6 +4,7 @@ import GatehouseStore
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 
 /// Builds the whole service from its configuration: the store, the routes, the middleware. `gatehouse
@@ -32,21 +33,22 @@ public func buildApplication(
     let (routes, sdkOperations) = capabilityRoutes(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations)
     let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdkOperations)
     installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
+    let admission = AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table)
 
     var app = Application(
         responder: CanonicalPathResponder(routes: router.buildResponder()),
-        server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
-        configuration: .init(
-            address: .hostname(configuration.hostname, port: configuration.port),
-            serverName: "gatehouse",
-            // A burst of new connections waits in the kernel instead of being dropped: a dropped SYN
-            // is retried after 1 s, then 3 s, which is what a probe or a client would see.
-            backlog: 4096,
-            availableConnectionsDelegate: .maximum(ConnectionLimit.allowed(configuration.maxConnections), logger: logger)
-        ),
+        server: .http1(admitting: admission, configuration),
+        configuration: listener(configuration, logger: logger),
         services: [storeService],
+        onServerRunning: { listener in
+            _ = try? await listener.setOption(ChannelOptions.maxMessagesPerRead, value: ConnectionLimit.acceptsPerWakeup).get()
+        },
         logger: logger
     )
+    if let probePort = configuration.probePort {
+        let health = HealthController(store: store, registry: registry)
+        app.addServices(ProbeListener.make(configuration, port: probePort, health: health, logger: logger))
+    }
     if configuration.purgeIntervalSeconds > 0 {
         app.addServices(
             RetentionPurger(store: store, clock: clock, interval: .seconds(configuration.purgeIntervalSeconds), logger: logger)
@@ -61,6 +63,17 @@ public func buildApplication(
         }
     }
     return app
+}
+
+/// The serving port. A burst of new connections waits in the kernel instead of being dropped: a
+/// dropped SYN is retried after 1 s, then 3 s, which is what a probe or a client would see.
+private func listener(_ configuration: GatehouseConfiguration, logger: Logger) -> ApplicationConfiguration {
+    ApplicationConfiguration(
+        address: .hostname(configuration.hostname, port: configuration.port),
+        serverName: "gatehouse",
+        backlog: 4096,
+        availableConnectionsDelegate: .maximum(ConnectionLimit.allowed(configuration.maxConnections), logger: logger)
+    )
 }
 
 /// What every request meets before its route group (request ids, the client's address and body
@@ -84,7 +97,7 @@ private func installMiddleware(
         AccessLogMiddleware()
         ProblemMiddleware(routes: routes.table)
     }
-    routes.install(on: router, guards: guards, limit: InFlightLimit(capacity: configuration.maxInFlight))
+    routes.install(on: router, guards: guards)
 }
 
 /// The master key's box; a development key generated for a newcomer is said in the log.

@@ -31,15 +31,17 @@ def call(method, url, body=None, headers=None, form=False):
     request.data = data
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            raw = response.read()
-            return response.status, dict(response.headers), (json.loads(raw) if raw else None)
+            return response.status, dict(response.headers), parsed(response.read())
     except urllib.error.HTTPError as error:
-        raw = error.read()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return error.code, dict(error.headers), parsed
+        return error.code, dict(error.headers), parsed(error.read())
+
+
+def parsed(raw):
+    """JSON when the answer is JSON; text otherwise (metrics, a page)."""
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return raw.decode(errors="replace")
 
 
 def free_port():

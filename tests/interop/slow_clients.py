@@ -20,7 +20,8 @@ Starts its own `gatehouse serve` (embedded SQLite, the limits below) and, while 
    ceiling, as fast as they can for 10 s. Asserted: they are refused (replayed or rate limited)
    without a PBKDF2 run each;
 
-and throughout, /health/live answers within 100 ms at the 99th percentile.
+and throughout, /health/live answers within 100 ms at the 99th percentile, on the serving port and on
+the probe port (`GATEHOUSE_PROBE_PORT`, which serves the probes and nothing else).
 
     slow_clients.py --binary .build/debug/gatehouse [--flood 2000] [--report docs-table.md]
 """
@@ -106,33 +107,77 @@ async def trickle(port, opening, drip, seconds, delay):
     return None, answer
 
 
+async def read_answer(reader):
+    """One HTTP/1.1 answer: (status, headers by lower-case name, body); None at the end of the connection."""
+    status_line = await asyncio.wait_for(reader.readline(), 5)
+    if not status_line:
+        return None
+    headers = {}
+    while True:
+        line = await asyncio.wait_for(reader.readline(), 5)
+        if line in (b"\r\n", b""):
+            break
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    body = await asyncio.wait_for(reader.readexactly(int(headers.get("content-length", "0"))), 5)
+    return int(status_line.split()[1]), headers, body
+
+
+# A request id a client may send (visible ASCII) that JSON must escape: the shed answer's body is
+# rendered once and the id spliced in.
+ESCAPED_ID = 'quote"and\\backslash'
+
+
 async def shed_without_body(port, delay):
-    """While the slow bodies hold every slot: two bodiless requests on one connection. Both must be
-    shed (503), and the first must leave the connection open for the second: closing it would make a
-    flood of GETs reconnect for every shed answer."""
+    """While the slow bodies hold every slot: bodiless requests on one connection are shed (503) in
+    their audience's vocabulary (a problem for the backend, the SDK's -8 for the SDK), and the
+    connection stays open for the next one: closing it would make a flood of GETs reconnect for every
+    shed answer. On another connection, a request pipelined behind a probe cannot be answered out of
+    order: the probe is answered, then the connection ends."""
     await asyncio.sleep(delay)
+    answers = []
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    statuses, closes = [], []
     try:
-        for _ in range(2):
-            writer.write(b"GET /v1/backend/whoami HTTP/1.1\r\nHost: x\r\n\r\n")
+        for head in (f"GET /v1/backend/whoami HTTP/1.1\r\nHost: x\r\nX-Request-Id: {ESCAPED_ID}\r\n\r\n",
+                     "GET /v1/sdk/config HTTP/1.1\r\nHost: x\r\n\r\n"):
+            writer.write(head.encode())
             await writer.drain()
-            status_line = await asyncio.wait_for(reader.readline(), 5)
-            head = b""
-            while True:
-                line = await asyncio.wait_for(reader.readline(), 5)
-                if line in (b"\r\n", b""):
-                    break
-                head += line
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
-            await asyncio.wait_for(reader.readexactly(length), 5)
-            statuses.append(int(status_line.split()[1]) if status_line else None)
-            closes.append(b"connection: close" in head.lower())
+            answers.append(await read_answer(reader))
     except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError) as error:
-        statuses.append(repr(error))
+        answers.append(repr(error))
     finally:
         writer.close()
-    return statuses, closes
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/backend/whoami HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        pipelined = [await read_answer(reader), await read_answer(reader)]
+    except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError) as error:
+        pipelined = [repr(error)]
+    finally:
+        writer.close()
+    return answers, pipelined
+
+
+def shed_answers_hold(answers, pipelined):
+    """What `shed_without_body` must see, as (check, description) pairs."""
+    if not all(isinstance(answer, tuple) for answer in answers) or len(answers) != 2:
+        return [(False, f"two bodiless requests answered on one connection ({answers})")]
+    (problem_status, problem_headers, problem_body), (sdk_status, sdk_headers, sdk_body) = answers
+    problem, sdk = json.loads(problem_body), json.loads(sdk_body)
+    return [
+        (problem_status == 503 and sdk_status == 503, f"bodiless requests past the limit are shed ({problem_status}, {sdk_status})"),
+        ("close" not in problem_headers.get("connection", "") and "close" not in sdk_headers.get("connection", ""),
+         "a shed request without a body keeps its connection for the next one"),
+        (problem_headers.get("retry-after") == "2" and sdk_headers.get("retry-after") == "2", "every shed answer carries Retry-After"),
+        (problem.get("code") == "overloaded" and problem.get("requestId") == ESCAPED_ID
+         and problem_headers.get("x-request-id") == ESCAPED_ID and problem_headers.get("content-type") == "application/problem+json",
+         f"the backend's shed answer is a problem with the caller's request id ({problem})"),
+        (sdk.get("code") == -8 and sdk.get("reason") == "overloaded", f"the SDK's shed answer is its code -8 ({sdk})"),
+        (len(pipelined) == 2 and isinstance(pipelined[0], tuple) and pipelined[0][0] == 200 and pipelined[1] is None,
+         f"a request pipelined behind a probe past the limit: the probe answered, then the connection ended "
+         f"({[p[0] if isinstance(p, tuple) else p for p in pipelined]})"),
+    ]
 
 
 async def slow_clients(port):
@@ -153,7 +198,7 @@ async def slow_clients(port):
         "slowest slow-header close (s)": round(max(closed_heads), 1) if closed_heads else None,
         "slow-body connections answered 408 / shed 503": f"{len(timeouts)} / {len(shed)} of 200",
         "slowest slow-body close (s)": round(max(closed_bodies), 1) if closed_bodies else None,
-        "bodiless requests shed on one connection (status, closed)": list(zip(*bodiless_shed)),
+        "bodiless requests shed on one connection (status)": [a[0] if isinstance(a, tuple) else a for a in bodiless_shed[0]],
     }, closed_heads, closed_bodies, timeouts, bodiless_shed
 
 
@@ -252,25 +297,27 @@ async def no_work(port, app, attester, seconds):
     return refused
 
 
-async def scenario(port, app, attester, flood_size, report):
-    live = Liveness(port)
+async def scenario(port, probe_port, app, attester, flood_size, report):
+    live, probe_live = Liveness(port), Liveness(probe_port)
     live.thread.start()
+    probe_live.thread.start()
     results = {}
 
-    summary, closed_heads, closed_bodies, timeouts, (bodiless_statuses, bodiless_closes) = await slow_clients(port)
+    summary, closed_heads, closed_bodies, timeouts, (bodiless, pipelined) = await slow_clients(port)
     results.update(summary)
-    check(bodiless_statuses == [503, 503] and bodiless_closes == [False, False],
-          f"a shed request without a body keeps its connection for the next one ({bodiless_statuses}, closed {bodiless_closes})")
+    for holds, description in shed_answers_hold(bodiless, pipelined):
+        check(holds, description)
     check(len(closed_heads) == 400 and max(closed_heads) <= IDLE + 3,
           f"400 slow-header connections closed by the idle timeout ({len(closed_heads)}, slowest {summary['slowest slow-header close (s)']} s)")
     check(len(closed_bodies) == 200 and len(timeouts) >= IN_FLIGHT // 2 and max(closed_bodies) <= BODY + 3,
           f"200 slow-body requests answered (408 for those admitted, {len(timeouts)}; 503 for those past the in-flight limit) "
           f"and closed within the body timeout (slowest {summary['slowest slow-body close (s)']} s)")
-    slow_live = list(live.samples)
+    slow_live, slow_probe_live = list(live.samples), list(probe_live.samples)
 
     live.samples.clear()
+    probe_live.samples.clear()
     answers = await flood(port, app, flood_size, 20)
-    flood_live = list(live.samples)
+    flood_live, flood_probe_live = list(live.samples), list(probe_live.samples)
     answered = [a for a in answers if a[1] is not None]
     hanging = [a for a in answers if a[1] is None]
     served = [a for a in answered if 200 <= a[1] < 300]
@@ -300,14 +347,18 @@ async def scenario(port, app, attester, flood_size, report):
         check(percentile(shed_times, 0.99) <= 0.25, f"flood: shed answers within 250 ms at p99 ({percentile(shed_times, 0.99) * 1000:.0f} ms)")
 
     live.samples.clear()
+    probe_live.samples.clear()
     refused = await no_work(port, app, attester, 10)
-    work_live = list(live.samples)
+    work_live, work_probe_live = list(live.samples), list(probe_live.samples)
     results["no-work PoW outcomes"] = {f"{k[0]} {k[1]}": v for k, v in refused.items()}
     check(all(k[0] in (400, 429) for k in refused), f"no-work payloads are refused ({results['no-work PoW outcomes']})")
 
-    live.running = False
-    live.thread.join(10)
-    for label, samples in [("slow clients", slow_live), ("flood", flood_live), ("8 no-work PoW clients", work_live)]:
+    for probe in (live, probe_live):
+        probe.running = False
+        probe.thread.join(10)
+    for label, samples in [("slow clients", slow_live), ("flood", flood_live), ("8 no-work PoW clients", work_live),
+                           ("slow clients, probe port", slow_probe_live), ("flood, probe port", flood_probe_live),
+                           ("8 no-work PoW clients, probe port", work_probe_live)]:
         p99 = percentile(samples, 0.99)
         results[f"/health/live p50 / p99 during {label} (ms)"] = f"{percentile(samples, 0.5) * 1000:.0f} / {p99 * 1000:.0f}"
         check(samples and p99 <= 0.1, f"/health/live within 100 ms at p99 during {label} ({p99 * 1000:.0f} ms over {len(samples)} probes)")
@@ -328,12 +379,12 @@ def main():
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
     folder = tempfile.mkdtemp(prefix="gatehouse-slow.")
-    port = free_port()
+    port, probe_port = free_port(), free_port()
     server = subprocess.Popen(
         [binary, "serve", "--port", str(port)],
         cwd=folder,
         env=dict(os.environ, GATEHOUSE_IDLE_TIMEOUT_SECONDS=str(IDLE), GATEHOUSE_BODY_TIMEOUT_SECONDS=str(BODY),
-                 GATEHOUSE_MAX_IN_FLIGHT=str(IN_FLIGHT), GATEHOUSE_LOG_LEVEL="error", GATEHOUSE_ATTEST_REQUESTS_PER_MINUTE="600"),
+                 GATEHOUSE_MAX_IN_FLIGHT=str(IN_FLIGHT), GATEHOUSE_PROBE_PORT=str(probe_port), GATEHOUSE_LOG_LEVEL="error", GATEHOUSE_ATTEST_REQUESTS_PER_MINUTE="600"),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
@@ -360,7 +411,10 @@ def main():
         status, _, body = call("POST", f"{base}/v1/admin/apps/{app['appKey']}/attesters",
                                {"attestId": "costly-pow", "pow": {"format": "altcha-v2", "cost": 50000, "keyPrefix": "0000"}}, admin)
         assert status == 201, (status, body)
-        asyncio.run(scenario(port, app, "costly-pow", args.flood, args.report))
+        probes = f"http://127.0.0.1:{probe_port}"
+        check([call("GET", probes + path)[0] for path in ("/health/live", "/health/ready", "/metrics", "/v1/backend/whoami", "/v1/admin/apps")]
+              == [200, 200, 200, 404, 404], "the probe port serves the probes and nothing else")
+        asyncio.run(scenario(port, probe_port, app, "costly-pow", args.flood, args.report))
         check(server.poll() is None, "the instance never exited")
     finally:
         server.terminate()

@@ -9,6 +9,8 @@ import Logging
 ///
 /// - `GATEHOUSE_HOSTNAME` (string, default `127.0.0.1`, flag `--hostname`): address to listen on.
 /// - `GATEHOUSE_PORT` (int, default `8080`, flag `--port`): port to listen on; 0 picks a free one.
+/// - `GATEHOUSE_PROBE_PORT` (int, default none): a second port serving only `/health/live`,
+///   `/health/ready` and `/metrics`, on an event loop of its own, for the orchestrator and Prometheus.
 /// - `GATEHOUSE_DATABASE_URL` (string, secret, optional): `postgres://user:password@host:5432/db?sslmode=...`.
 ///   When absent, the embedded SQLite file `gatehouse.sqlite` in the data directory is used.
 /// - `GATEHOUSE_DATABASE_MAX_CONNECTIONS` (int, default `20`): PostgreSQL pool size per instance.
@@ -56,6 +58,7 @@ import Logging
 public struct GatehouseConfiguration: Sendable {
     public var hostname: String
     public var port: Int
+    public var probePort: Int?
     public var databaseURL: String?
     public var databaseMaxConnections: Int
     public var databaseTimeoutSeconds: Int
@@ -82,6 +85,7 @@ public struct GatehouseConfiguration: Sendable {
     public init(
         hostname: String = "127.0.0.1",
         port: Int = 8080,
+        probePort: Int? = nil,
         databaseURL: String? = nil,
         databaseMaxConnections: Int = 20,
         databaseTimeoutSeconds: Int = 5,
@@ -107,6 +111,7 @@ public struct GatehouseConfiguration: Sendable {
     ) {
         self.hostname = hostname
         self.port = port
+        self.probePort = probePort
         self.databaseURL = databaseURL
         self.databaseMaxConnections = databaseMaxConnections
         self.databaseTimeoutSeconds = databaseTimeoutSeconds
@@ -146,6 +151,10 @@ public struct GatehouseConfiguration: Sendable {
         }
         let port = gatehouse.int(forKey: "port", default: 8080)
         guard (0...65535).contains(port) else { throw ConfigurationError("GATEHOUSE_PORT \(port) is not a port") }
+        let probePort = gatehouse.int(forKey: "probe.port")
+        if let probePort, !(1...65535).contains(probePort) || probePort == port {
+            throw ConfigurationError("GATEHOUSE_PROBE_PORT \(probePort) is not a port other than GATEHOUSE_PORT")
+        }
         let databaseURL = gatehouse.string(forKey: "database.url", isSecret: true)
         let gateHeader = gatehouse.string(forKey: "gate.credential.header", default: "X-Gatehouse-Authorization")
         guard GatewayCredential.isAcceptableHeader(gateHeader) else {
@@ -162,6 +171,7 @@ public struct GatehouseConfiguration: Sendable {
         self.init(
             hostname: gatehouse.string(forKey: "hostname", default: "127.0.0.1"),
             port: port,
+            probePort: probePort,
             databaseURL: databaseURL?.isEmpty == true ? nil : databaseURL,
             databaseMaxConnections: gatehouse.int(forKey: "database.max.connections", default: 20),
             databaseTimeoutSeconds: min(120, max(1, gatehouse.int(forKey: "database.timeout.seconds", default: 5))),

@@ -24,6 +24,12 @@ public struct Problem: HTTPResponseError, Equatable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let (head, body) = rendered(requestID: context.logger[metadataKey: RequestIDMiddleware.metadataKey]?.description)
+        return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: body))
+    }
+
+    /// The answer's head and body, for the router and for `AdmissionHandler`, which answers before it.
+    func rendered(requestID: String?) -> (HTTPResponse, ByteBuffer) {
         var body: [String: Any] = [
             "type": "urn:gatehouse:problem:\(code)",
             "title": title,
@@ -32,13 +38,11 @@ public struct Problem: HTTPResponseError, Equatable {
         ]
         if let detail { body["detail"] = detail }
         if let field { body["field"] = field }
-        if let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey] {
-            body["requestId"] = requestID.description
-        }
+        if let requestID { body["requestId"] = requestID }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         var headers = extraHeaders
         headers[.contentType] = "application/problem+json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: data))
     }
 }
 

@@ -25,7 +25,7 @@ struct RequestIDMiddleware: RouterMiddleware {
     }
 
     /// Up to 128 visible ASCII characters; anything else could forge log lines.
-    private static func acceptable(_ value: String?) -> String? {
+    static func acceptable(_ value: String?) -> String? {
         guard let value, (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             return nil
         }

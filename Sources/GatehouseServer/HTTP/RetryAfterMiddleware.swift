@@ -21,14 +21,14 @@ struct RetryAfterMiddleware: RouterMiddleware {
         if response.status == .serviceUnavailable && response.headers[.retryAfter] == nil {
             response.headers[.retryAfter] = Self.seconds
         }
-        if Self.endsConnection.contains(response.status) && Self.hasBody(request) {
+        if Self.endsConnection.contains(response.status) && Self.hasBody(request.headers) {
             response.headers[.connection] = "close"
             context.channel.close(mode: .input, promise: nil)
         }
         return response
     }
 
-    static func hasBody(_ request: Request) -> Bool {
-        request.headers[.transferEncoding] != nil || (request.headers[.contentLength].map { $0 != "0" } ?? false)
+    static func hasBody(_ headers: HTTPFields) -> Bool {
+        headers[.transferEncoding] != nil || (headers[.contentLength].map { $0 != "0" } ?? false)
     }
 }

@@ -1,3 +1,4 @@
+import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
@@ -21,24 +22,45 @@ enum Audience: CaseIterable, Sendable {
 }
 
 /// The routes the server registered, by method and path pattern, so that a path that exists with
-/// another method gets 405 and an `Allow` header rather than 404 (Hummingbird's router answers 404).
+/// another method gets 405 and an `Allow` header rather than 404 (Hummingbird's router answers 404),
+/// and so that admission can refuse a request in its audience's vocabulary before routing.
 final class RouteTable: Sendable {
-    private let routes: [(method: String, segments: [Substring])]
+    private let routes: [(method: String, segments: [Substring], audience: Audience)]
+    /// The audiences of the paths without variables, by path then by method: admission asks for
+    /// every request, on the event loop, so the common case is one hash lookup.
+    private let fixedPaths: [String: [String: Audience]]
 
-    init(_ routes: [(HTTPRequest.Method, String)]) {
-        self.routes = routes.map { ($0.0.rawValue, $0.1.split(separator: "/")) }
+    init(_ routes: [(HTTPRequest.Method, String, Audience)]) {
+        self.routes = routes.map { ($0.0.rawValue, $0.1.split(separator: "/"), $0.2) }
+        var fixedPaths: [String: [String: Audience]] = [:]
+        for (method, path, audience) in routes where !path.contains(":") {
+            fixedPaths[path, default: [:]][method.rawValue] = audience
+        }
+        self.fixedPaths = fixedPaths
     }
 
     func methods(matching path: String) -> [String] {
-        let segments = path.split(separator: "/")
         var methods: [String] = []
-        for route in routes where route.segments.count == segments.count {
-            let matches = zip(route.segments, segments).allSatisfy { pattern, segment in
-                pattern.hasPrefix(":") || pattern == segment
-            }
-            if matches && !methods.contains(route.method) { methods.append(route.method) }
+        for route in routes(matching: path.split(separator: "/")) where !methods.contains(route.method) {
+            methods.append(route.method)
         }
         return methods
+    }
+
+    /// The audience of the route a path in its one spelling names, with this method if one matches;
+    /// nil for another spelling (the router refuses it) or a path no route has.
+    func audience(of method: HTTPRequest.Method, canonicalPath path: Substring) -> Audience? {
+        guard RequestPath.isCanonical(path) else { return nil }
+        if let byMethod = fixedPaths[String(path)] { return byMethod[method.rawValue] ?? byMethod.values.first }
+        let candidates = routes(matching: path.split(separator: "/"))
+        return (candidates.first { $0.method == method.rawValue } ?? candidates.first)?.audience
+    }
+
+    private func routes(matching segments: [Substring]) -> [(method: String, segments: [Substring], audience: Audience)] {
+        routes.filter { route in
+            route.segments.count == segments.count
+                && zip(route.segments, segments).allSatisfy { pattern, segment in pattern.hasPrefix(":") || pattern == segment }
+        }
     }
 }
 
@@ -53,15 +75,14 @@ struct RouteRegistrar {
         recorded.append((method, path, audience, handler))
     }
 
-    var table: RouteTable { RouteTable(recorded.map { ($0.method, $0.path) }) }
+    var table: RouteTable { RouteTable(recorded.map { ($0.method, $0.path, $0.audience) }) }
 
     /// `guards` holds the authentication of every audience but `.open` and `.probes`; a missing one
-    /// is a programming error caught at start, not a route left unguarded. Every group but the
-    /// probes sheds load first, before its guard spends anything.
-    func install(on router: Router<Context>, guards: [Audience: any MiddlewareProtocol<Request, Response, Context>], limit: InFlightLimit) {
-        for audience in Audience.allCases {
+    /// is a programming error caught at start, not a route left unguarded. Load was shed before any
+    /// of them, on the event loop (`AdmissionHandler`).
+    func install(on router: Router<Context>, guards: [Audience: any MiddlewareProtocol<Request, Response, Context>]) {
+        for audience in Audience.allCases where recorded.contains(where: { $0.audience == audience }) {
             let group = router.group()
-            if audience != .probes { group.add(middleware: SheddingMiddleware(limit: limit, audience: audience)) }
             if audience != .open && audience != .probes {
                 guard let guardMiddleware = guards[audience] else { preconditionFailure("no guard for \(audience) routes") }
                 group.add(middleware: guardMiddleware)

@@ -23,14 +23,18 @@ struct SDKError: HTTPResponseError {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
+        let (head, body) = rendered(requestID: context.logger[metadataKey: RequestIDMiddleware.metadataKey]?.description)
+        return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: body))
+    }
+
+    /// The answer's head and body, for the router and for `AdmissionHandler`, which answers before it.
+    func rendered(requestID: String?) -> (HTTPResponse, ByteBuffer) {
         var body: [String: Any] = ["code": refusal.status.rawValue, "reason": refusal.reason, "message": refusal.message]
-        if let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey] {
-            body["requestId"] = requestID.description
-        }
+        if let requestID { body["requestId"] = requestID }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: data))
     }
 
     /// Maps whatever an SDK handler threw to the SDK's codes: bad input is -10, the database -8.

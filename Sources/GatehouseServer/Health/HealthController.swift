@@ -1,6 +1,7 @@
 // Health: liveness, readiness and metrics for the orchestrator and the load balancer.
 // Serves no seed: it keeps the service that serves them observable.
 
+import Foundation
 import GatehouseAPI
 import GatehouseStore
 import HTTPTypes
@@ -49,9 +50,17 @@ struct HealthController {
         routes.on(.get, "/metrics", for: .probes, use: metrics)
     }
 
+    /// On the probe listener `AdmissionHandler` gives this answer on the event loop.
     @Sendable func live(_ request: Request, context: Context) async throws -> Response {
-        try JSONBody.response(Components.Schemas.Liveness(status: .ok))
+        let (head, body) = Self.liveness()
+        return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: body))
     }
+
+    static func liveness() -> (HTTPResponse, ByteBuffer) {
+        (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), livenessBody)
+    }
+
+    private static let livenessBody = ByteBuffer(bytes: (try? JSONBody.encoder.encode(Components.Schemas.Liveness(status: .ok))) ?? Data())
 
     /// Readiness answers within a second: a load balancer must learn that the database is gone
     /// sooner than a request would (`GATEHOUSE_DATABASE_TIMEOUT_SECONDS`).

@@ -1,0 +1,134 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+
+/// Admission control on the event loop, in the channel pipeline before any request reaches Swift
+/// concurrency. Under a flood the queue that grows is the executor's: every request, shed or not,
+/// used to wait in it before the router could refuse it, so refusing cost nearly what serving did and
+/// every answer waited behind the flood. Here:
+/// - a request on an idle connection takes one of `GATEHOUSE_MAX_IN_FLIGHT` slots or is answered 503
+///   with `Retry-After` at once, from the event loop (the SDK's -8 on SDK routes, a problem elsewhere);
+/// - the probes (`/health/live`, `/health/ready`, `/metrics`) are never refused; on the probe listener
+///   (`ProbeListener`) `GET /health/live` is answered here, so that it waits behind nothing.
+///
+/// A connection holds at most one slot: Hummingbird works on a connection's requests one at a time, so
+/// requests pipelined behind the first cost no more concurrency and ride on its slot. A request
+/// pipelined behind probes alone, when no slot is free, ends the connection after the probes' answers
+/// (a client retries unanswered pipelined requests, RFC 9112 9.3.2): it cannot be answered out of order.
+final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let policy: AdmissionPolicy
+    /// Requests passed on to the router whose response has not ended yet.
+    private var outstanding = 0
+    private var holdsSlot = false
+    /// The rest of a request answered here (its body, its end) is dropped.
+    private var dropping = false
+
+    init(_ policy: AdmissionPolicy) {
+        self.policy = policy
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        guard case .head(let request) = part else {
+            if dropping {
+                if case .end = part { dropping = false }
+                return
+            }
+            context.fireChannelRead(data)
+            return
+        }
+        switch admit(request) {
+        case .pass:
+            outstanding += 1
+            context.fireChannelRead(data)
+        case .live:
+            dropping = true
+            answer(HealthController.liveness(), to: request, endingConnection: false, context: context)
+        case .shed(let audience):
+            dropping = true
+            let endsConnection = RetryAfterMiddleware.hasBody(request.headerFields)
+            answer(policy.refusal(for: audience, request: request), to: request, endingConnection: endsConnection, context: context)
+        case .endConnection:
+            dropping = true
+            context.close(mode: .input, promise: nil)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            outstanding -= 1
+            if outstanding == 0 { releaseSlot() }
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        releaseSlot()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        releaseSlot()
+    }
+
+    private enum Admission {
+        case pass, live, endConnection
+        case shed(Audience?)
+    }
+
+    private func admit(_ request: HTTPRequest) -> Admission {
+        let path = Self.path(of: request)
+        let audience = policy.routes.audience(of: request.method, canonicalPath: path)
+        if audience == .probes {
+            if policy.answersLiveness && outstanding == 0 && request.method == .get && path == "/health/live" { return .live }
+            return .pass
+        }
+        if holdsSlot { return .pass }
+        if policy.limit.enter() {
+            holdsSlot = true
+            return .pass
+        }
+        return outstanding == 0 ? .shed(audience) : .endConnection
+    }
+
+    private func releaseSlot() {
+        guard holdsSlot else { return }
+        holdsSlot = false
+        policy.limit.leave()
+    }
+
+    private func answer(
+        _ response: (HTTPResponse, ByteBuffer),
+        to request: HTTPRequest,
+        endingConnection: Bool,
+        context: ChannelHandlerContext
+    ) {
+        var head = response.0
+        head.headerFields[.contentLength] = String(response.1.readableBytes)
+        if endingConnection { head.headerFields[.connection] = "close" }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        // The answer to HEAD says how long the body would be, and sends none.
+        if request.method != .head { context.write(wrapOutboundOut(.body(response.1)), promise: nil) }
+        guard endingConnection else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        // A shed request's body was never read: waiting for the rest of it is what a slow client wants.
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let channel = context.channel
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+    }
+
+    private static func path(of request: HTTPRequest) -> Substring {
+        let target = request.path ?? ""
+        return target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+}
