@@ -88,6 +88,17 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case deviceNotFound = "device_not_found"
         case decisionNotFound = "decision_not_found"
         case adminTokenNameTaken = "admin_token_name_taken"
+        // Hardware attestation (docs/attestation.md): why a device's attestation or assertion was refused.
+        case malformedAttestation = "malformed_attestation"
+        case untrustedAttestationChain = "untrusted_attestation_chain"
+        case attestationNonceMismatch = "attestation_nonce_mismatch"
+        case attestationAppMismatch = "attestation_app_mismatch"
+        case attestationKeyMismatch = "attestation_key_mismatch"
+        case attestationEnvironmentMismatch = "attestation_environment_mismatch"
+        case attestationCounterInvalid = "attestation_counter_invalid"
+        case attestationRevoked = "attestation_revoked"
+        case attestationIntegrityInsufficient = "attestation_integrity_insufficient"
+        case invalidAssertionSignature = "invalid_assertion_signature"
 
         /// The kind a refusal with this code has unless its thrower says otherwise.
         public var kind: Kind {

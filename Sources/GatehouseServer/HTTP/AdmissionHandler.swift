@@ -63,7 +63,8 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
-            outstanding -= 1
+            // A response to no request passed on (the decoder's 400 for a malformed head) is not counted.
+            outstanding = max(0, outstanding - 1)
             if outstanding == 0 { releaseSlot() }
         }
         context.write(data, promise: promise)
