@@ -105,6 +105,7 @@ let package = Package(
             name: "GatehouseCoreTests",
             dependencies: [
                 "GatehouseCore", .product(name: "GatehouseSigning", package: "client"), "GatehouseTestSupport",
+                .product(name: "GatehouseTestDevice", package: "client"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: swiftSettings

@@ -15,8 +15,12 @@ let package = Package(
         .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
         .library(name: "GatehouseAPI", targets: ["GatehouseAPI"]),
         .library(name: "GatehouseSigning", targets: ["GatehouseSigning"]),
+        // Hardware attestation in software, for tests where no Secure Enclave is: never in an app.
+        .library(name: "GatehouseTestDevice", targets: ["GatehouseTestDevice"]),
     ],
     dependencies: [
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
@@ -33,6 +37,15 @@ let package = Package(
         .target(
             name: "GatehouseSigning",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatehouseTestDevice",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -46,9 +46,9 @@ struct AndroidKeyAttestationTests {
         #expect(key.securityLevel == .trustedEnvironment)
     }
 
-    /// Its leaf names ecdsa-with-SHA256 with a NULL parameter, which RFC 5758 3.2 forbids and
-    /// swift-certificates refuses; its root (serial e35d38c6897d47e8) is not one Google lists either.
-    /// Accepting that vendor's encoding is the next step of issue 20 (docs/attestation.md).
+    /// Its leaf names ecdsa-with-SHA256 with a NULL parameter, which RFC 5758 3.2 forbids:
+    /// swift-certificates refuses it, and OpenSSL 3 reports a signature failure
+    /// (tests/interop/attestation_vectors.py). Its root (serial e35d38c6897d47e8) is not one Google lists.
     @Test func theStrongBoxSampleIsRefusedForItsLeafsAlgorithmEncoding() async throws {
         let folder = "algorithm_EC_SecurityLevel_StrongBox"
         await AppAttestTests.expectRefusal(.malformedAttestation) { try await Self.verify(folder) }
