@@ -83,7 +83,7 @@ struct AndroidKeyAttestationTests {
         let intermediate = try Certificate(derEncoded: try Self.chain(folder)[1])
         let revoked = AttestationRevocationList(serials: [intermediate.serialNumber.bytes.map { String(format: "%02x", $0) }.joined()])
         await AppAttestTests.expectRefusal(.attestationRevoked) { try await Self.verify(folder, revoked: revoked) }
-        let throwaway = try ThrowawayRoot().certificate
+        let throwaway = try AppAttestDeviceTests.untrustedRoot()
         await AppAttestTests.expectRefusal(.untrustedAttestationChain) { try await Self.verify(folder, roots: [throwaway]) }
     }
 

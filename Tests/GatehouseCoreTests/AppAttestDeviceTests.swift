@@ -16,6 +16,11 @@ struct AppAttestDeviceTests {
         device = try SoftwareAppAttestDevice(teamID: "ABCDE12345", bundleID: "com.example.shop")
     }
 
+    /// A root made for one test run, never a vendor's, that nothing trusts.
+    static func untrustedRoot() throws -> Certificate {
+        try SoftwareAppAttestDevice(teamID: "ABCDE12345", bundleID: "com.example.none").root
+    }
+
     func verify(_ object: Data, keyID: String, hash: Data? = nil, roots: [Certificate]? = nil) async throws -> AppAttestKey {
         try await AppAttest.verifyAttestation(
             Array(object),

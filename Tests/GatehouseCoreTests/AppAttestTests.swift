@@ -52,7 +52,7 @@ struct AppAttestTests {
         await Self.expectRefusal(.attestationKeyMismatch) {
             try await Self.verify(sample, keyID: [UInt8](repeating: 1, count: 32))
         }
-        let throwawayRoot = try ThrowawayRoot().certificate
+        let throwawayRoot = try AppAttestDeviceTests.untrustedRoot()
         await Self.expectRefusal(.untrustedAttestationChain) { try await Self.verify(sample, roots: [throwawayRoot]) }
     }
 

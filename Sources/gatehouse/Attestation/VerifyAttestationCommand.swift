@@ -36,28 +36,42 @@ struct VerifyAttestationCommand: AsyncParsableCommand {
         }
     }
 
-    struct Apple: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "An App Attest attestation object (base64).")
+    /// A key's attestation: what both App Attest subcommands verify first.
+    struct AppAttestKeyOptions: ParsableArguments {
         @Option(help: "The attestation object, base64.") var object: String
         @Option(help: "The key id, base64.") var keyID: String
-        @Option(help: "SHA-256 of the client data, base64.") var clientDataHash: String
         @Option(help: "The team identifier.") var team: String
         @Option(help: "A bundle identifier (repeat for several).") var bundle: [String]
         @Option(help: "production or development.") var environment: AppAttestEnvironment = .production
+
+        var policy: AppAttestPolicy { AppAttestPolicy(teamID: team, bundleIDs: bundle, environment: environment) }
+
+        func verify(clientDataHash: String, at time: Date, roots: [Certificate]) async throws -> AppAttestKey {
+            try await AppAttest.verifyAttestation(
+                try Verdict.base64(object, "object"),
+                keyID: try Verdict.base64(keyID, "key-id"),
+                clientDataHash: try Verdict.base64(clientDataHash, "client-data-hash"),
+                policy: policy,
+                roots: roots,
+                at: time
+            )
+        }
+    }
+
+    struct Apple: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An App Attest attestation object (base64).")
+        @OptionGroup var key: AppAttestKeyOptions
+        @Option(help: "SHA-256 of the client data, base64.") var clientDataHash: String
         @OptionGroup var time: Time
 
         func run() async throws {
-            let policy = AppAttestPolicy(teamID: team, bundleIDs: bundle, environment: environment)
             try await Verdict.report {
-                let key = try await AppAttest.verifyAttestation(
-                    try Verdict.base64(object, "object"),
-                    keyID: try Verdict.base64(keyID, "key-id"),
-                    clientDataHash: try Verdict.base64(clientDataHash, "client-data-hash"),
-                    policy: policy,
-                    roots: try time.roots(platform: PlatformRoots.appleAppAttestation),
-                    at: try time.date()
+                let attested = try await key.verify(
+                    clientDataHash: clientDataHash,
+                    at: try time.date(),
+                    roots: try time.roots(platform: PlatformRoots.appleAppAttestation)
                 )
-                return ["bundleId": key.bundleID, "publicKey": Data(key.publicKey).base64EncodedString()]
+                return ["bundleId": attested.bundleID, "publicKey": Data(attested.publicKey).base64EncodedString()]
             }
         }
     }
@@ -70,31 +84,23 @@ struct VerifyAttestationCommand: AsyncParsableCommand {
         @Option(help: "The assertion, base64.") var assertion: String
         @Option(help: "SHA-256 of the assertion's client data, base64.") var clientDataHash: String
         @Option(help: "The counter stored before this assertion.") var previousCounter: UInt32 = 0
-        @Option(help: "The key's attestation object, base64.") var object: String
-        @Option(help: "The key id, base64.") var keyID: String
+        @OptionGroup var key: AppAttestKeyOptions
         @Option(help: "SHA-256 of the attestation's client data, base64.") var attestationClientDataHash: String
-        @Option(help: "The team identifier.") var team: String
-        @Option(help: "A bundle identifier (repeat for several).") var bundle: [String]
-        @Option(help: "production or development.") var environment: AppAttestEnvironment = .production
         @Option(help: "When the key was attested (ISO 8601).") var attestedAt: String?
         @OptionGroup var time: Time
 
         func run() async throws {
-            let policy = AppAttestPolicy(teamID: team, bundleIDs: bundle, environment: environment)
             try await Verdict.report {
-                let key = try await AppAttest.verifyAttestation(
-                    try Verdict.base64(object, "object"),
-                    keyID: try Verdict.base64(keyID, "key-id"),
-                    clientDataHash: try Verdict.base64(attestationClientDataHash, "attestation-client-data-hash"),
-                    policy: policy,
-                    roots: try time.roots(platform: PlatformRoots.appleAppAttestation),
-                    at: try Time.date(attestedAt)
+                let attested = try await key.verify(
+                    clientDataHash: attestationClientDataHash,
+                    at: try Time.date(attestedAt),
+                    roots: try time.roots(platform: PlatformRoots.appleAppAttestation)
                 )
                 let counter = try AppAttest.verifyAssertion(
                     try Verdict.base64(assertion, "assertion"),
                     clientDataHash: try Verdict.base64(clientDataHash, "client-data-hash"),
-                    key: key,
-                    policy: policy,
+                    key: attested,
+                    policy: key.policy,
                     previousCounter: previousCounter
                 )
                 return ["counter": String(counter)]
