@@ -43,6 +43,7 @@ let package = Package(
             name: "GatehouseTestDevice",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ],

@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import X509
 
@@ -102,6 +103,24 @@ public enum AndroidKeyAttestation {
             osPatchLevel: description.osPatchLevel,
             packageName: packageName
         )
+    }
+
+    /// Verifies a signature by the attested key over `signedData`, which holds a single-use server nonce
+    /// (Android keys count nothing; the nonce is what makes a replay fail): ECDSA P-256 (DER) or RSA
+    /// PKCS #1 v1.5, both over SHA-256, as Android's keystore signs.
+    public static func verifySignature(_ signature: [UInt8], over signedData: [UInt8], key: AndroidAttestedKey) throws(DomainError) {
+        let refusal = DomainError(.invalidAssertionSignature, "The request is not signed by the attested key.")
+        if let ecdsa = try? P256.Signing.PublicKey(derRepresentation: key.publicKey) {
+            guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature),
+                ecdsa.isValidSignature(parsed, for: Data(signedData))
+            else { throw refusal }
+            return
+        }
+        guard let rsa = try? _RSA.Signing.PublicKey(derRepresentation: key.publicKey) else {
+            throw DomainError(.malformedAttestation, "The attested key is neither a P-256 nor an RSA key.")
+        }
+        guard rsa.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: Data(signedData), padding: .insecurePKCS1v1_5)
+        else { throw refusal }
     }
 
     private static func checkApplication(_ application: AndroidApplicationID?, policy: AndroidKeyAttestationPolicy) throws(DomainError) -> String {

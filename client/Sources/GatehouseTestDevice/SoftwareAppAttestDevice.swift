@@ -8,12 +8,11 @@ import X509
 /// `DCAppAttestService` use. A server trusts it only where a test-only configuration adds `root`;
 /// `Tampering` makes the attestations a verifier must refuse.
 public final class SoftwareAppAttestDevice: @unchecked Sendable {
-    public let root: Certificate
+    public var root: Certificate { authority.root }
     public let teamID: String
     public let bundleID: String
     public let development: Bool
-    private let intermediate: Certificate
-    private let intermediateKey: P256.Signing.PrivateKey
+    private let authority: SoftwareCA
     private let lock = NSLock()
     private var keys: [String: (key: P256.Signing.PrivateKey, counter: UInt32)] = [:]
 
@@ -33,40 +32,7 @@ public final class SoftwareAppAttestDevice: @unchecked Sendable {
         self.teamID = teamID
         self.bundleID = bundleID
         self.development = development
-        let rootKey = P256.Signing.PrivateKey()
-        let now = Date()
-        let rootName = try DistinguishedName { CommonName("Software App Attestation Root CA") }
-        root = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: Certificate.PublicKey(rootKey.publicKey),
-            notValidBefore: now - 86_400,
-            notValidAfter: now + 86_400 * 365,
-            issuer: rootName,
-            subject: rootName,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            },
-            issuerPrivateKey: Certificate.PrivateKey(rootKey)
-        )
-        intermediateKey = P256.Signing.PrivateKey()
-        intermediate = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: Certificate.PublicKey(intermediateKey.publicKey),
-            notValidBefore: now - 86_400,
-            notValidAfter: now + 86_400 * 365,
-            issuer: rootName,
-            subject: try DistinguishedName { CommonName("Software App Attestation CA 1") },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            },
-            issuerPrivateKey: Certificate.PrivateKey(rootKey)
-        )
+        authority = try SoftwareCA(name: "Software App Attestation")
     }
 
     /// `DCAppAttestService.generateKey`: the key id, base64 of SHA-256 of the public key.
@@ -94,7 +60,7 @@ public final class SoftwareAppAttestDevice: @unchecked Sendable {
             (
                 "attStmt",
                 .map([
-                    ("x5c", .array([.bytes(try derBytes(leaf)), .bytes(try derBytes(intermediate))])),
+                    ("x5c", .array(try authority.chain(leaf).map { .bytes($0) })),
                     ("receipt", .bytes(Array("software receipt".utf8))),
                 ])
             ),
@@ -129,20 +95,13 @@ public final class SoftwareAppAttestDevice: @unchecked Sendable {
                 try tagged.serialize(ASN1OctetString(contentBytes: nonce[...]))
             }
         }
-        let now = Date()
-        return try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: Certificate.PublicKey(key.publicKey),
-            notValidBefore: validity?.lowerBound ?? now - 3600,
-            notValidAfter: validity?.upperBound ?? now + 86_400 * 3,
-            issuer: intermediate.subject,
-            subject: try DistinguishedName { CommonName(Data(SHA256.hash(data: key.publicKey.x963Representation)).base64EncodedString()) },
-            signatureAlgorithm: .ecdsaWithSHA256,
+        return try authority.leaf(
+            for: Certificate.PublicKey(key.publicKey),
+            subject: Data(SHA256.hash(data: key.publicKey.x963Representation)).base64EncodedString(),
+            validity: validity,
             extensions: try Certificate.Extensions {
                 Certificate.Extension(oid: [1, 2, 840, 113_635, 100, 8, 2], critical: false, value: serializer.serializedBytes[...])
-            },
-            issuerPrivateKey: Certificate.PrivateKey(intermediateKey)
+            }
         )
     }
 
@@ -150,12 +109,6 @@ public final class SoftwareAppAttestDevice: @unchecked Sendable {
     private func coseKey(_ key: P256.Signing.PublicKey) -> [UInt8] {
         let point = Array(key.x963Representation)
         return [0xA5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20] + point[1...32] + [0x22, 0x58, 0x20] + point[33...64]
-    }
-
-    private func derBytes(_ certificate: Certificate) throws -> [UInt8] {
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        return serializer.serializedBytes
     }
 
     private func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
