@@ -43,6 +43,18 @@ struct AndroidKeystoreDeviceTests {
         let key = try await verify(chain)
         #expect(key.packageName == "com.example.shop")
         #expect(key.rootOfTrust == AndroidRootOfTrust(deviceLocked: true, verifiedBootState: .verified))
+        let kept = AttestedDeviceKey(key, appID: AppID(UUID()), attestID: try AttestID(validating: "android"), deviceID: nil, at: Date())
+        #expect(kept.platform == .androidKey && kept.keyID.count == 43 && kept.publicKey == key.publicKey)
+        #expect(
+            kept.facts
+                == HardwareFacts(
+                    app: "com.example.shop",
+                    securityLevel: .trustedEnvironment,
+                    verifiedBoot: true,
+                    deviceLocked: true,
+                    osPatchLevel: 202_510
+                )
+        )
         let clientData = Array("{\"nonce\":\"abc\",\"path\":\"/api/pay\"}".utf8)
         let signature = Array(try keystore.sign(handle, Data(clientData)))
         #expect(throws: Never.self) { try AndroidKeyAttestation.verifySignature(signature, over: clientData, key: key) }

@@ -36,6 +36,17 @@ struct AppAttestDeviceTests {
         let keyID = device.generateKey()
         let key = try await verify(try device.attestKey(keyID, clientDataHash: clientDataHash), keyID: keyID)
         #expect(key.bundleID == "com.example.shop")
+        let kept = AttestedDeviceKey(
+            key,
+            environment: .development,
+            appID: AppID(UUID()),
+            attestID: try AttestID(validating: "ios"),
+            deviceID: nil,
+            at: Date()
+        )
+        #expect(kept.platform == .appAttest && kept.counter == 0 && kept.receipt == key.receipt)
+        #expect(kept.facts == HardwareFacts(app: "com.example.shop", securityLevel: .secureEnclave, environment: "development"))
+        #expect(Data(base64Encoded: keyID) == Data(key.keyID) && !kept.keyID.contains("+") && !kept.keyID.contains("="))
         var counter = key.counter
         for _ in 0..<3 {
             let assertion = try device.generateAssertion(keyID, clientDataHash: clientDataHash)
