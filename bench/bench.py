@@ -456,6 +456,9 @@ def main():
         # the run; only an answer that is neither served nor shed is a bug.
         if flooded["non2xx"] != flooded["shed"]:
             problems.append("flood: %d answers neither 2xx nor 503" % (flooded["non2xx"] - flooded["shed"]))
+        if flooded["errors"] - flooded["timeouts"]:
+            problems.append("flood: %d socket errors (connect %d, read %d, write %d)"
+                            % (flooded["errors"] - flooded["timeouts"], flooded["connect"], flooded["read"], flooded["write"]))
         if flooded["live"]["probe"]["failures"] or flooded["live"]["serving"]["failures"]:
             problems.append("flood: the liveness probe failed")
         if forged["database"]:

@@ -27,6 +27,16 @@ local function split(text, separator)
    end
 end
 
+local function format(line)
+   local fields = split(line, "\t")
+   local headers = {}
+   for _, header in ipairs(split(fields[3] or "", "\31")) do
+      local name, value = string.match(header, "^([^:]+):%s*(.*)$")
+      if name then headers[name] = value end
+   end
+   return wrk.format(fields[1], fields[2], headers, fields[4] ~= "" and fields[4] or nil)
+end
+
 function init(args)
    local file = assert(io.open(args[1], "r"))
    local lines = {}
@@ -35,14 +45,13 @@ function init(args)
    requests = {}
    local total = #lines
    local step = tonumber(args[3] or "1")
-   for index = id + 1, total, step do
-      local fields = split(lines[index], "\t")
-      local headers = {}
-      for _, header in ipairs(split(fields[3] or "", "\31")) do
-         local name, value = string.match(header, "^([^:]+):%s*(.*)$")
-         if name then headers[name] = value end
-      end
-      table.insert(requests, wrk.format(fields[1], fields[2], headers, fields[4] ~= "" and fields[4] or nil))
+   for index = id + 1, total, step do table.insert(requests, format(lines[index])) end
+   -- A file with fewer lines than threads holds reusable requests (the floor, the gate, the flood):
+   -- every thread sends them. Left without lines, a thread's connections sent nothing, so the
+   -- plain-text floor ran on half its connections and the flood on 1,000 of its 2,000, whose other
+   -- 1,000 idled until the server's idle timeout closed them (the "1,000 read errors").
+   if #requests == 0 then
+      for index = 1, total do table.insert(requests, format(lines[index])) end
    end
    position = 0
    failures = 0

@@ -6,7 +6,7 @@ import ServiceLifecycle
 
 /// The probes on a port of their own (`GATEHOUSE_PROBE_PORT`), served by an event loop of their own.
 /// On the serving port a probe waits behind every connection its event loop is reading: under a
-/// closed-loop flood of 2,000 connections that was a few hundred milliseconds however cheaply the
+/// closed-loop flood of 2,000 connections that was up to 0.7 s however cheaply the
 /// flood was shed. Here nothing but the orchestrator and Prometheus shares the loop, so liveness and
 /// readiness say how the process is, not how busy its port is. The serving port keeps the probes too.
 enum ProbeListener {
