@@ -3,8 +3,10 @@
 /// Written here because no CBOR package is among the ones we build with, and because what arrives is
 /// built by whoever holds the app: the decoder is strict and bounded rather than general. It refuses
 /// indefinite lengths, tags, floats and simple values other than false, true and null, integers and
-/// lengths not in their shortest form, text that is not UTF-8, duplicate map keys, nesting deeper
-/// than `maximumDepth`, lengths past the end of the input, and bytes after the item.
+/// lengths not in their shortest form, text that is not UTF-8, duplicate map keys, maps of more than
+/// `maximumMapEntries` (the duplicate check compares each key with the earlier ones, so a map of
+/// thousands of keys would be work an attacker chose), nesting deeper than `maximumDepth`, lengths
+/// past the end of the input, and bytes after the item.
 public indirect enum CBORValue: Equatable, Sendable {
     case unsigned(UInt64)
     /// The integer -1 - n.
@@ -18,6 +20,8 @@ public indirect enum CBORValue: Equatable, Sendable {
     case null
 
     public static let maximumDepth = 8
+    /// Attestation objects and assertions have at most five keys per map; a COSE key has five.
+    public static let maximumMapEntries = 16
 
     /// Decodes exactly one item that fills `input`.
     public static func decode(_ input: [UInt8]) throws(CBORError) -> CBORValue {
@@ -62,6 +66,7 @@ public enum CBORError: Error, Equatable, Sendable {
     case unsupportedType(major: UInt8, info: UInt8)
     case invalidUTF8
     case duplicateKey
+    case tooManyEntries
     case tooDeep
 }
 
@@ -99,6 +104,7 @@ private struct CBORReader {
             for _ in 0..<count { items.append(try item(depth: depth + 1)) }
             return .array(items)
         case 5:
+            guard argument <= UInt64(CBORValue.maximumMapEntries) else { throw .tooManyEntries }
             let count = try boundedCount(argument, bytesPerItem: 2)
             var entries: [CBORMapEntry] = []
             entries.reserveCapacity(count)
