@@ -11,7 +11,7 @@ struct AndroidKeyAttestationTests {
     static let googleRoots = (try? AttestationChain.certificates(pem: PlatformRoots.googleHardwareAttestation)) ?? []
     /// Inside every certificate's validity (the intermediates from March 2018, Google's 2016 root to May 2026).
     static let sampleTime = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01
-    static let systemDigest = hex("301AA3CB081134501C45F1422ABC66C24224FD5DED5FDC8F17E697176FD866AA")
+    static let systemDigest = Hex.decode("301aa3cb081134501c45f1422abc66c24224fd5ded5fdc8f17e697176fd866aa")!
     static let lenient = AndroidKeyAttestationPolicy(
         packageNames: ["com.android.keychain"],
         signingCertificateDigests: [systemDigest],
@@ -81,7 +81,7 @@ struct AndroidKeyAttestationTests {
             try await Self.verify(folder, policy: Self.policy(digests: [[UInt8](repeating: 9, count: 32)]))
         }
         let intermediate = try Certificate(derEncoded: try Self.chain(folder)[1])
-        let revoked = AttestationRevocationList(serials: [intermediate.serialNumber.bytes.map { String(format: "%02x", $0) }.joined()])
+        let revoked = AttestationRevocationList(serials: [String(Hex.encode(intermediate.serialNumber.bytes).drop { $0 == "0" })])
         await AppAttestTests.expectRefusal(.attestationRevoked) { try await Self.verify(folder, revoked: revoked) }
         let throwaway = try AppAttestDeviceTests.untrustedRoot()
         await AppAttestTests.expectRefusal(.untrustedAttestationChain) { try await Self.verify(folder, roots: [throwaway]) }
@@ -117,8 +117,7 @@ struct AndroidKeyAttestationTests {
     static func chain(_ folder: String) throws -> [[UInt8]] {
         try (0..<4).map { index in
             let pem = try String(contentsOf: AppAttestSamples.folder.appendingPathComponent("android/\(folder)/cert\(index).pem"), encoding: .utf8)
-            let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-            return Array(Data(base64Encoded: body) ?? Data())
+            return try AttestationChain.derBlocks(pem: pem)[0]
         }
     }
 
@@ -140,12 +139,5 @@ struct AndroidKeyAttestationTests {
             revoked: revoked,
             at: time
         )
-    }
-
-    static func hex(_ text: String) -> [UInt8] {
-        stride(from: 0, to: text.count, by: 2).map { offset in
-            let start = text.index(text.startIndex, offsetBy: offset)
-            return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16) ?? 0
-        }
     }
 }

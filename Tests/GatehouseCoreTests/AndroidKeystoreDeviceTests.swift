@@ -95,8 +95,7 @@ struct AndroidKeystoreDeviceTests {
     @Test func aRevokedCertificateAnotherChallengeOrALoneLeafIsRefused() async throws {
         let (_, chain) = try keystore.generateKey(challenge: challenge)
         let leaf = try Certificate(derEncoded: chain[0])
-        let serial = leaf.serialNumber.bytes.map { String(format: "%02x", $0) }.joined()
-        let revoked = AttestationRevocationList(serials: [String(serial.drop { $0 == "0" })])
+        let revoked = AttestationRevocationList(serials: [String(Hex.encode(leaf.serialNumber.bytes).drop { $0 == "0" })])
         await AppAttestTests.expectRefusal(.attestationRevoked) { try await verify(chain, revoked: revoked) }
         let (_, other) = try keystore.generateKey(challenge: Array("another-nonce".utf8))
         await AppAttestTests.expectRefusal(.attestationNonceMismatch) { try await verify(other) }

@@ -62,8 +62,7 @@ public struct AttestationRevocationList: Equatable, Sendable {
     }
 
     func contains(_ serial: Certificate.SerialNumber) -> Bool {
-        let hex = serial.bytes.map { String(format: "%02x", $0) }.joined()
-        let trimmed = String(hex.drop { $0 == "0" })
+        let trimmed = String(Hex.encode(serial.bytes).drop { $0 == "0" })
         return serials.contains(trimmed.isEmpty ? "0" : trimmed)
     }
 }

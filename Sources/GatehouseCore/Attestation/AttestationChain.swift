@@ -38,16 +38,27 @@ public enum AttestationChain {
     /// Certificates in PEM, for the roots a deployment trusts. Lines of any length are read: published
     /// roots (Google's among them) do not all keep to 64 characters.
     public static func certificates(pem: String) throws(DomainError) -> [Certificate] {
-        let blocks = pem.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst()
         var certificates: [Certificate] = []
-        for block in blocks {
-            guard let end = block.range(of: "-----END CERTIFICATE-----"),
-                let der = Data(base64Encoded: String(block[..<end.lowerBound]), options: .ignoreUnknownCharacters),
-                let certificate = try? Certificate(derEncoded: Array(der))
-            else { throw DomainError(.malformedAttestation, "The trust anchors are not PEM certificates.") }
+        for der in try derBlocks(pem: pem) {
+            guard let certificate = try? Certificate(derEncoded: der) else {
+                throw DomainError(.malformedAttestation, "The trust anchors are not PEM certificates.")
+            }
             certificates.append(certificate)
         }
-        guard !certificates.isEmpty else { throw DomainError(.malformedAttestation, "The trust anchors hold no certificate.") }
         return certificates
+    }
+
+    /// The DER of each certificate block of a PEM text, unparsed (a chain as a device sent it: the
+    /// verifier parses and refuses).
+    public static func derBlocks(pem: String) throws(DomainError) -> [[UInt8]] {
+        var blocks: [[UInt8]] = []
+        for block in pem.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst() {
+            guard let end = block.range(of: "-----END CERTIFICATE-----"),
+                let der = Data(base64Encoded: String(block[..<end.lowerBound]), options: .ignoreUnknownCharacters)
+            else { throw DomainError(.malformedAttestation, "A PEM certificate block is not base64 between its markers.") }
+            blocks.append(Array(der))
+        }
+        guard !blocks.isEmpty else { throw DomainError(.malformedAttestation, "The PEM text holds no certificate.") }
+        return blocks
     }
 }

@@ -20,7 +20,9 @@ extension VerifyAttestationCommand {
             let levels: [String: AndroidSecurityLevel] = ["software": .software, "tee": .trustedEnvironment, "strongbox": .strongBox]
             guard let level = levels[securityLevel] else { throw ValidationError("--security-level is software, tee or strongbox") }
             let digests = try signingDigest.map { text in
-                guard text.count == 64, let bytes = Self.hex(text) else { throw ValidationError("--signing-digest '\(text)' is not 64 hex digits") }
+                guard text.count == 64, let bytes = Hex.decode(text.lowercased()) else {
+                    throw ValidationError("--signing-digest '\(text)' is not 64 hex digits")
+                }
                 return bytes
             }
             let policy = AndroidKeyAttestationPolicy(
@@ -35,7 +37,7 @@ extension VerifyAttestationCommand {
             let revoked = try revocationList.map { try AttestationRevocationList(json: Data(contentsOf: URL(fileURLWithPath: $0))) }
             try await Verdict.report {
                 let key = try await AndroidKeyAttestation.verify(
-                    chain: try Self.certificates(pem),
+                    chain: try AttestationChain.derBlocks(pem: pem),
                     nonce: try Verdict.base64(nonce, "nonce"),
                     policy: policy,
                     roots: try time.roots(platform: PlatformRoots.googleHardwareAttestation),
@@ -44,26 +46,6 @@ extension VerifyAttestationCommand {
                 )
                 return ["packageName": key.packageName, "securityLevel": String(key.securityLevel.rawValue)]
             }
-        }
-
-        /// The DER of each certificate as sent, unparsed: the verifier parses and refuses.
-        private static func certificates(_ pem: String) throws(DomainError) -> [[UInt8]] {
-            pem.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst().map { block in
-                let body = block.components(separatedBy: "-----END CERTIFICATE-----")[0]
-                return Array(Data(base64Encoded: body, options: .ignoreUnknownCharacters) ?? Data())
-            }
-        }
-
-        private static func hex(_ text: String) -> [UInt8]? {
-            var bytes: [UInt8] = []
-            var index = text.startIndex
-            while index < text.endIndex {
-                let next = text.index(index, offsetBy: 2)
-                guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-                bytes.append(byte)
-                index = next
-            }
-            return bytes
         }
     }
 }
