@@ -20,14 +20,19 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         public var bindHeader: String?
         /// HS256 attesters' shared secrets, by attestId (base64 of the bytes, as Gatehouse returns them).
         public var sharedSecrets: [String: String]
+        /// Only tokens of a device whose hardware attested it (an `att` claim) pass, as the gate does
+        /// for an attester with `requireHardwareAttestation` or of a hardware kind.
+        public var requireHardwareAttestation: Bool
 
         public init(
             appKey: AppKey,
             attestID: AttestID,
             tokenHeader: String = "EO-Attest-Token",
             bindHeader: String? = nil,
-            sharedSecrets: [String: String] = [:]
+            sharedSecrets: [String: String] = [:],
+            requireHardwareAttestation: Bool = false
         ) {
+            self.requireHardwareAttestation = requireHardwareAttestation
             self.appKey = appKey
             self.attestID = attestID
             self.tokenHeader = tokenHeader
@@ -70,6 +75,7 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         case .failure(let reason):
             return challenge(reason)
         case .success(let claims):
+            if configuration.requireHardwareAttestation, claims.att == nil { return challenge(.hardwareRequired) }
             if claims.lim != nil {
                 guard let countUse, try await countUse(claims) else { return challenge(.usedUp) }
             }

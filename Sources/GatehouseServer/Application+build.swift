@@ -29,8 +29,22 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
+    let trust = try AttestationTrustSource(
+        revocationListPath: configuration.androidRevocationList,
+        testRootsPath: configuration.testAttestationRoots,
+        logger: logger
+    )
+
     let router = Router(context: GatehouseRequestContext.self)
-    let (routes, sdkOperations) = capabilityRoutes(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations)
+    let (routes, sdkOperations) = capabilityRoutes(
+        configuration,
+        store: store,
+        box: box,
+        clock: clock,
+        registry: registry,
+        apps: operations,
+        trust: trust
+    )
     let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdkOperations)
     installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
     let admission = AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table)

@@ -11,7 +11,8 @@ func capabilityRoutes(
     box: SecretBox,
     clock: any GatehouseClock,
     registry: PrometheusCollectorRegistry,
-    apps operations: AppOperations
+    apps operations: AppOperations,
+    trust: AttestationTrustSource
 ) -> (RouteRegistrar, SDKOperations) {
     var routes = RouteRegistrar()
     HealthController(store: store, registry: registry).register(on: &routes)
@@ -32,7 +33,7 @@ func capabilityRoutes(
     let attesterAccess = AttesterAccess(store: store, apps: operations, box: box, keys: signingKeys, clock: clock)
     let attesters = AttesterOperations(access: attesterAccess)
     let attestationGate = AttestationGateOperations(access: attesterAccess, signatures: signatures)
-    AttestationSDKController(sdk: AttestationSDKOperations(access: attesterAccess, issuer: configuration.issuer, limits: limits))
+    AttestationSDKController(sdk: AttestationSDKOperations(access: attesterAccess, issuer: configuration.issuer, limits: limits, trust: trust))
         .register(on: &routes)
     AttestationGateController(gate: attestationGate).register(on: &routes)
     AdminAttestationController(attesters: attesters).register(on: &routes)

@@ -104,18 +104,18 @@ public enum AndroidKeyAttestation {
         )
     }
 
-    /// Verifies a signature by the attested key over `signedData`, which holds a single-use server nonce
+    /// Verifies a signature by the attested key (`publicKey`, its SubjectPublicKeyInfo DER) over `signedData`, which holds a single-use server nonce
     /// (Android keys count nothing; the nonce is what makes a replay fail): ECDSA P-256 (DER) or RSA
     /// PKCS #1 v1.5, both over SHA-256, as Android's keystore signs.
-    public static func verifySignature(_ signature: [UInt8], over signedData: [UInt8], key: AndroidAttestedKey) throws(DomainError) {
+    public static func verifySignature(_ signature: [UInt8], over signedData: [UInt8], publicKey: [UInt8]) throws(DomainError) {
         let refusal = DomainError(.invalidAssertionSignature, "The request is not signed by the attested key.")
-        if let ecdsa = try? P256.Signing.PublicKey(derRepresentation: key.publicKey) {
+        if let ecdsa = try? P256.Signing.PublicKey(derRepresentation: publicKey) {
             guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature),
                 ecdsa.isValidSignature(parsed, for: Data(signedData))
             else { throw refusal }
             return
         }
-        guard let rsa = try? _RSA.Signing.PublicKey(derRepresentation: key.publicKey) else {
+        guard let rsa = try? _RSA.Signing.PublicKey(derRepresentation: publicKey) else {
             throw DomainError(.malformedAttestation, "The attested key is neither a P-256 nor an RSA key.")
         }
         guard rsa.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: Data(signedData), padding: .insecurePKCS1v1_5)

@@ -18,6 +18,15 @@ public struct AttestationClaims: Codable, Equatable, Sendable {
     public var pay: String?
     /// How many requests the token may open, when the attester limits it.
     public var lim: Int?
+    /// How the device was attested, when its hardware vouched for it: `app_attest` or `android_key`.
+    public var att: String?
+    /// The hardware that holds the device's key: `secure_enclave`, `strongbox`, `tee` or `software`.
+    public var integrity: String?
+
+    /// Whether a platform's hardware attested the device (a software-only Android key does not count).
+    public var isHardwareAttested: Bool {
+        att != nil && integrity != nil && integrity != HardwareFacts.SecurityLevel.software.rawValue
+    }
 
     public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(exp)) }
 }
@@ -35,6 +44,8 @@ public enum AttestationTokenFailure: String, Error, Sendable, CaseIterable {
     case bindingMissing = "binding_missing"
     case bindingMismatch = "binding_mismatch"
     case usedUp = "used_up"
+    /// The route's attester requires a hardware-attested device and the token does not say one.
+    case hardwareRequired = "hardware_required"
 }
 
 /// The keys a verifier trusts: the published ES256 keys by `kid`, and the app's HS256 attester
@@ -68,6 +79,7 @@ public enum AttestationToken {
         attester: Attester,
         address: String?,
         binding: String?,
+        hardware: AttestedDeviceKey? = nil,
         at now: Date,
         signer: JWSSigningKey,
         using generator: inout R
@@ -84,7 +96,9 @@ public enum AttestationToken {
             attestId: attester.attestID.rawValue,
             ip: address,
             pay: binding,
-            lim: attester.maxUses
+            lim: attester.maxUses,
+            att: hardware?.platform.rawValue,
+            integrity: hardware?.facts.securityLevel.rawValue
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

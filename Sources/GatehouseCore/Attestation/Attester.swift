@@ -1,13 +1,24 @@
 import Foundation
 
-/// How an attester tests the client: silent proof-of-work, the slider captcha, or both.
+/// How an attester tests the client: silent proof-of-work, the slider captcha, or both; or the
+/// platform's hardware attestation (Apple App Attest, Android Key Attestation).
 public enum AttesterKind: String, Sendable, Codable, CaseIterable {
     case pow
     case captcha
     case powAndCaptcha = "pow+captcha"
+    case appAttest
+    case androidKeyAttestation
 
-    public var asksForWork: Bool { self != .captcha }
-    public var asksForCaptcha: Bool { self != .pow }
+    public var asksForWork: Bool { self == .pow || self == .powAndCaptcha }
+    public var asksForCaptcha: Bool { self == .captcha || self == .powAndCaptcha }
+    /// The platform whose hardware attests the device, for the hardware kinds.
+    public var hardwarePlatform: AttestedDeviceKey.Platform? {
+        switch self {
+        case .appAttest: .appAttest
+        case .androidKeyAttestation: .androidKey
+        case .pow, .captcha, .powAndCaptcha: nil
+        }
+    }
 }
 
 /// ALTCHA's two challenge formats: classic (SHA-256 over salt and a number) and v2 (PBKDF2/SHA-256).
@@ -153,6 +164,13 @@ public struct Attester: Equatable, Sendable {
     public var bindHeader: String?
     /// Whether the gate also requires a valid request signature (`wToken`) on the routes it opens.
     public var requireSignature: Bool
+    /// What an `appAttest` attester accepts (nil for every other kind).
+    public var appAttest: AppAttestPolicy?
+    /// What an `androidKeyAttestation` attester accepts (nil for every other kind).
+    public var androidKeyAttestation: AndroidKeyAttestationPolicy?
+    /// Tokens only for a device that proves a hardware-attested key (an assertion with every
+    /// request for a token), and the gate opens only to such tokens. Always so for the hardware kinds.
+    public var requireHardwareAttestation: Bool
     public var routes: [ProtectedRoute]
     public var status: AttesterStatus
     public let createdAt: Date
@@ -171,6 +189,9 @@ public struct Attester: Equatable, Sendable {
         algorithm: JWSAlgorithm = .es256,
         bindHeader: String? = nil,
         requireSignature: Bool = false,
+        appAttest: AppAttestPolicy? = nil,
+        androidKeyAttestation: AndroidKeyAttestationPolicy? = nil,
+        requireHardwareAttestation: Bool = false,
         routes: [ProtectedRoute] = [],
         status: AttesterStatus = .active,
         createdAt: Date,
@@ -188,6 +209,9 @@ public struct Attester: Equatable, Sendable {
         self.algorithm = algorithm
         self.bindHeader = bindHeader
         self.requireSignature = requireSignature
+        self.appAttest = appAttest
+        self.androidKeyAttestation = androidKeyAttestation
+        self.requireHardwareAttestation = requireHardwareAttestation
         self.routes = routes
         self.status = status
         self.createdAt = createdAt
@@ -215,8 +239,23 @@ public struct Attester: Equatable, Sendable {
             }
         }
         guard routes.count <= 50 else { throw DomainError(.invalidAttester, "An attester gates at most 50 routes.", field: "routes") }
+        // A hardware kind carries its own settings and no other's; the others carry none.
+        guard (kind == .appAttest) == (appAttest != nil) else {
+            throw DomainError(.invalidAttester, "appAttest settings go with kind appAttest, and only with it.", field: "appAttest")
+        }
+        guard (kind == .androidKeyAttestation) == (androidKeyAttestation != nil) else {
+            throw DomainError(
+                .invalidAttester,
+                "androidKeyAttestation settings go with kind androidKeyAttestation, and only with it.",
+                field: "androidKeyAttestation"
+            )
+        }
+        if kind.hardwarePlatform != nil { checked.requireHardwareAttestation = true }
         return checked
     }
+
+    /// Whether this attester's tokens and gate stand on a hardware-attested device key.
+    public var requiresHardware: Bool { requireHardwareAttestation || kind.hardwarePlatform != nil }
 
     /// What the audit log records of an attester (never its HS256 secret).
     public var snapshot: AuditSnapshot {
@@ -227,7 +266,9 @@ public struct Attester: Equatable, Sendable {
             "tokenHeader": .string(tokenHeader), "maxUses": maxUses.map(AuditValue.int) ?? .null, "algorithm": .string(algorithm.rawValue),
             "bindHeader": bindHeader.map(AuditValue.string) ?? .null, "requireSignature": .string(String(requireSignature)),
             "routes": .strings(routes.map { "\($0.method) \($0.pathPrefix)" }),
-            "status": .string(status.rawValue),
+            "status": .string(status.rawValue), "requireHardwareAttestation": .string(String(requireHardwareAttestation)),
+            "appAttest": appAttest.map { .strings($0.summary) } ?? .null,
+            "androidKeyAttestation": androidKeyAttestation.map { .strings($0.summary) } ?? .null,
         ]
     }
 }

@@ -19,6 +19,10 @@ public struct AttesterChange: Sendable, Equatable {
     public var requireSignature: Bool?
     public var routes: [(method: String, pathPrefix: String)]?
     public var status: String?
+    /// Whole settings, replacing the attester's (checked by `AppAttestPolicy.validated`).
+    public var appAttest: AppAttestPolicy?
+    public var androidKeyAttestation: AndroidKeyAttestationPolicy?
+    public var requireHardwareAttestation: Bool?
 
     public init() {}
 
@@ -27,7 +31,8 @@ public struct AttesterChange: Sendable, Equatable {
             && lhs.keyPrefix == rhs.keyPrefix && lhs.adaptive == rhs.adaptive && lhs.challengeLifetimeSeconds == rhs.challengeLifetimeSeconds
             && lhs.tokenLifetimeSeconds == rhs.tokenLifetimeSeconds && lhs.tokenHeader == rhs.tokenHeader && lhs.maxUses == rhs.maxUses
             && lhs.algorithm == rhs.algorithm && lhs.bindHeader == rhs.bindHeader && lhs.status == rhs.status
-            && lhs.requireSignature == rhs.requireSignature
+            && lhs.requireSignature == rhs.requireSignature && lhs.appAttest == rhs.appAttest
+            && lhs.androidKeyAttestation == rhs.androidKeyAttestation && lhs.requireHardwareAttestation == rhs.requireHardwareAttestation
             && lhs.routes?.map { "\($0.method) \($0.pathPrefix)" } == rhs.routes?.map { "\($0.method) \($0.pathPrefix)" }
     }
 
@@ -36,9 +41,29 @@ public struct AttesterChange: Sendable, Equatable {
         var updated = attester
         if let kind {
             guard let parsed = AttesterKind(rawValue: kind) else {
-                throw DomainError(.invalidAttester, "kind is pow, captcha or pow+captcha.", field: "kind")
+                throw DomainError(
+                    .invalidAttester,
+                    "kind is pow, captcha, pow+captcha, appAttest or androidKeyAttestation.",
+                    field: "kind"
+                )
             }
+            // Leaving a hardware kind drops its settings (a change that names them is refused below).
+            if parsed != .appAttest { updated.appAttest = nil }
+            if parsed != .androidKeyAttestation { updated.androidKeyAttestation = nil }
+            if attester.kind.hardwarePlatform != nil, parsed.hardwarePlatform == nil { updated.requireHardwareAttestation = false }
             updated.kind = parsed
+        }
+        if let appAttest { updated.appAttest = appAttest }
+        if let androidKeyAttestation { updated.androidKeyAttestation = androidKeyAttestation }
+        if let requireHardwareAttestation {
+            guard requireHardwareAttestation || updated.kind.hardwarePlatform == nil else {
+                throw DomainError(
+                    .invalidAttester,
+                    "A hardware attester always requires hardware attestation.",
+                    field: "requireHardwareAttestation"
+                )
+            }
+            updated.requireHardwareAttestation = requireHardwareAttestation
         }
         if let powFormat {
             guard let parsed = PowFormat(rawValue: powFormat) else {

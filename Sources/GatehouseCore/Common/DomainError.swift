@@ -99,6 +99,10 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case attestationRevoked = "attestation_revoked"
         case attestationIntegrityInsufficient = "attestation_integrity_insufficient"
         case invalidAssertionSignature = "invalid_assertion_signature"
+        case attestationNonceReused = "attestation_nonce_reused"
+        case attestationKeyReused = "attestation_key_reused"
+        case attestedKeyUnknown = "attested_key_unknown"
+        case hardwareAttestationRequired = "hardware_attestation_required"
 
         /// The kind a refusal with this code has unless its thrower says otherwise.
         public var kind: Kind {
@@ -108,7 +112,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
                 .notFound
             case .appDisabled, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:
                 .conflict
-            case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied:
+            case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired:
                 .forbidden
             case .attestationRequired: .unauthenticated
             case .captchaExpired, .captchaSolved, .captchaExhausted: .gone

@@ -28,7 +28,7 @@ struct AdminAttestationController {
         let result = try await attesters.createAttester(
             appKey,
             attestID: body.attestId,
-            change: AttesterChange(body),
+            change: try AttesterChange(body),
             origin: try context.origin()
         )
         return try JSONBody.response(try await Self.result(result, appKey: appKey), status: .created)
@@ -53,7 +53,7 @@ struct AdminAttestationController {
         let result = try await attesters.updateAttester(
             appKey,
             attestID: context.parameters.get("attestId") ?? "",
-            change: AttesterChange(body),
+            change: try AttesterChange(body),
             origin: try context.origin()
         )
         return try JSONBody.response(try await Self.result(result, appKey: appKey))

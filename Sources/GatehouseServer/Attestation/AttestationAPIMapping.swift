@@ -30,6 +30,21 @@ extension Components.Schemas.Attester {
             algorithm: attester.algorithm == .es256 ? .es256 : .hs256,
             bindHeader: attester.bindHeader,
             requireSignature: attester.requireSignature,
+            appAttest: attester.appAttest.map {
+                .init(teamId: $0.teamID, bundleIds: $0.bundleIDs, environment: $0.environment == .production ? .production : .development)
+            },
+            androidKeyAttestation: attester.androidKeyAttestation.map {
+                .init(
+                    packageNames: $0.packageNames,
+                    signingCertificateDigests: $0.signingCertificateDigestsHex,
+                    securityLevel: $0.minimumSecurityLevel == .strongBox ? .strongBox : .tee,
+                    allowSoftware: $0.allowsSoftware,
+                    requireVerifiedBoot: $0.requireVerifiedBoot,
+                    requireDeviceLocked: $0.requireDeviceLocked,
+                    minimumOsPatchLevel: $0.minimumOSPatchLevel
+                )
+            },
+            requireHardwareAttestation: attester.requiresHardware,
             routes: attester.routes.map { .init(method: .init(rawValue: $0.method) ?? ._ast_, pathPrefix: $0.pathPrefix) },
             status: attester.status == .active ? .active : .disabled,
             createdAt: attester.createdAt,
@@ -50,6 +65,9 @@ protocol AttesterSettingsBody {
     var algorithmName: String? { get }
     var bindHeader: String? { get }
     var requireSignature: Bool? { get }
+    var appAttest: Components.Schemas.AppAttestSettings? { get }
+    var androidKeyAttestation: Components.Schemas.AndroidKeyAttestationSettings? { get }
+    var requireHardwareAttestation: Bool? { get }
     var routes: [Components.Schemas.ProtectedRoute]? { get }
 }
 
@@ -62,16 +80,16 @@ extension Components.Schemas.AttesterUpdate: AttesterSettingsBody {
 }
 
 extension AttesterChange {
-    init(_ body: Components.Schemas.AttesterCreate) {
-        self.init(settings: body)
+    init(_ body: Components.Schemas.AttesterCreate) throws(DomainError) {
+        try self.init(settings: body)
     }
 
-    init(_ body: Components.Schemas.AttesterUpdate) {
-        self.init(settings: body)
+    init(_ body: Components.Schemas.AttesterUpdate) throws(DomainError) {
+        try self.init(settings: body)
         status = body.status?.rawValue
     }
 
-    private init(settings body: some AttesterSettingsBody) {
+    private init(settings body: some AttesterSettingsBody) throws(DomainError) {
         self.init()
         kind = body.kind?.rawValue
         powFormat = body.pow?.format?.rawValue
@@ -87,6 +105,21 @@ extension AttesterChange {
         bindHeader = body.bindHeader
         requireSignature = body.requireSignature
         routes = body.routes?.map { ($0.method.rawValue, $0.pathPrefix) }
+        requireHardwareAttestation = body.requireHardwareAttestation
+        if let settings = body.appAttest {
+            appAttest = try AppAttestPolicy.validated(teamID: settings.teamId, bundleIDs: settings.bundleIds, environment: settings.environment.rawValue)
+        }
+        if let settings = body.androidKeyAttestation {
+            androidKeyAttestation = try AndroidKeyAttestationPolicy.validated(
+                packageNames: settings.packageNames,
+                signingCertificateDigests: settings.signingCertificateDigests,
+                securityLevel: settings.securityLevel?.rawValue ?? "TEE",
+                allowSoftware: settings.allowSoftware ?? false,
+                requireVerifiedBoot: settings.requireVerifiedBoot ?? true,
+                requireDeviceLocked: settings.requireDeviceLocked ?? true,
+                minimumOSPatchLevel: settings.minimumOsPatchLevel.flatMap { $0 == 0 ? nil : $0 }
+            )
+        }
     }
 }
 
@@ -146,7 +179,9 @@ extension Components.Schemas.AttestationClaims {
             attestId: claims.attestId,
             ip: claims.ip,
             pay: claims.pay,
-            lim: claims.lim
+            lim: claims.lim,
+            att: claims.att.flatMap { .init(rawValue: $0) },
+            integrity: claims.integrity.flatMap { .init(rawValue: $0) }
         )
     }
 }

@@ -65,6 +65,7 @@ public struct AttestationGateOperations: Sendable {
         switch outcome {
         case .inactive(let reason): return .challenge(attester: attester.attestID, reason: reason)
         case .active(let claims):
+            if attester.requiresHardware, claims.att == nil { return .challenge(attester: attester.attestID, reason: .hardwareRequired) }
             guard attester.requireSignature else { return .pass(attester: attester.attestID, claims: claims) }
             let verification = try await signatures.verify(
                 app: app,

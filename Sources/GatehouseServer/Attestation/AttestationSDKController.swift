@@ -30,7 +30,8 @@ struct AttestationSDKController {
                 challenge: issued.challenge.map(Components.Schemas.AltchaChallenge.init),
                 captchaRequired: issued.captchaRequired,
                 captchaPage: issued.captchaRequired
-                    ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil
+                    ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil,
+                nonce: issued.nonce
             )
         )
     }
@@ -44,6 +45,13 @@ struct AttestationSDKController {
             payload: input.payload,
             captchaPassToken: input.captchaPassToken,
             pay: input.pay,
+            proof: try HardwareProof.parse(
+                keyID: input.keyId,
+                attestation: input.attestation,
+                certificateChain: input.certificateChain,
+                assertion: input.assertion
+            ),
+            nonce: input.nonce,
             address: context.clientAddress
         )
         return try JSONBody.response(

@@ -9,11 +9,13 @@ public struct AttestationSDKOperations: Sendable {
     let issuer: String
     /// Challenges and redemptions per client address and device (`GATEHOUSE_ATTEST_REQUESTS_PER_MINUTE`).
     let limits: RateLimits
+    let hardware: HardwareProofOperations
 
-    public init(access: AttesterAccess, issuer: String, limits: RateLimits) {
+    public init(access: AttesterAccess, issuer: String, limits: RateLimits, trust: AttestationTrustSource) {
         self.access = access
         self.issuer = issuer
         self.limits = limits
+        hardware = HardwareProofOperations(access: access, trust: trust)
     }
 
     public struct IssuedChallenge: Sendable {
@@ -22,6 +24,8 @@ public struct AttestationSDKOperations: Sendable {
         public let challenge: PowChallenge?
         /// Whether the token exchange needs a captcha pass too (the attester's kind, or a risky device).
         public let captchaRequired: Bool
+        /// The single-use nonce the device's hardware signs, when the attester requires hardware.
+        public let nonce: String?
         public let level: Int
         public let expiresAt: Date
     }
@@ -48,13 +52,14 @@ public struct AttestationSDKOperations: Sendable {
             attester: attester,
             challenge: challenge,
             captchaRequired: AdaptiveDifficulty.requiresCaptcha(attester, level: level),
+            nonce: hardware.nonce(for: attester, app: app, device: device, expiresAt: expiresAt),
             level: level,
             expiresAt: expiresAt
         )
     }
 
-    /// Verifies what the attester asks for (a solved challenge, once; a captcha pass, once) and issues
-    /// the attestation token.
+    /// Verifies what the attester asks for (a hardware proof over the nonce, once; a solved
+    /// challenge, once; a captcha pass, once) and issues the attestation token.
     public func token(
         app: App,
         attestID: String,
@@ -62,6 +67,8 @@ public struct AttestationSDKOperations: Sendable {
         payload: String?,
         captchaPassToken: String?,
         pay: String?,
+        proof: HardwareProof?,
+        nonce: String?,
         address: String?
     ) async throws -> (
         token: String, claims: AttestationClaims, attester: Attester
@@ -71,6 +78,10 @@ public struct AttestationSDKOperations: Sendable {
         let (attester, device) = try await access.attesterForDevice(app: app, attestID: attestID, deviceID: deviceID)
         if let pay, !AttestationToken.isBindingHash(pay) {
             throw DomainError(.invalidBinding, "pay is base64(SHA-256(bound value)): 44 characters.", field: "pay")
+        }
+        var hardwareKey: AttestedDeviceKey?
+        if attester.requiresHardware {
+            hardwareKey = try await hardware.verify(proof, nonce: nonce, attester: attester, app: app, device: device, at: now)
         }
         if attester.kind.asksForWork {
             guard let payload else {
@@ -102,6 +113,7 @@ public struct AttestationSDKOperations: Sendable {
             attester: attester,
             address: address,
             binding: pay,
+            hardware: hardwareKey,
             at: now,
             signer: try await access.signer(for: attester, app: app),
             using: &generator

@@ -7,14 +7,14 @@ import GatehouseStore
 /// sealing box, the signing keys and the clock, and how an attester, its signer and an app's ALTCHA
 /// key are found.
 public struct AttesterAccess: Sendable {
-    let store: any AttestationStore & DeviceRiskStore & CaptchaStore
+    let store: any AttestationStore & DeviceRiskStore & CaptchaStore & AttestedKeyStore
     let apps: AppOperations
     let box: SecretBox
     public let keys: SigningKeyRing
     let clock: any GatehouseClock
 
     public init(
-        store: any AttestationStore & DeviceRiskStore & CaptchaStore,
+        store: any AttestationStore & DeviceRiskStore & CaptchaStore & AttestedKeyStore,
         apps: AppOperations,
         box: SecretBox,
         keys: SigningKeyRing,

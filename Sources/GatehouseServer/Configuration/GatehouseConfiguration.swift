@@ -55,6 +55,12 @@ import Logging
 /// - `GATEHOUSE_STS_PRIVATE_ENDPOINTS` (bool, default `false`): let STS roles call plain `http` and
 ///   loopback, private and link-local addresses (an internal MinIO, LocalStack or moto); otherwise a
 ///   role's `stsEndpoint` is `https` to a public name or address. Read by `serve` and `role` commands.
+/// - `GATEHOUSE_ANDROID_REVOCATION_LIST` (string, default none): a file holding Google's attestation
+///   status list (JSON from https://android.googleapis.com/attestation/status); read at start and
+///   again within a minute of each change. Chains with a listed certificate are refused.
+/// - `GATEHOUSE_TEST_ATTESTATION_ROOTS` (string, default none): a PEM file of extra roots trusted for
+///   App Attest and Android Key Attestation alike. For test devices only (a warning is logged):
+///   whoever holds such a root's key can attest any device.
 public struct GatehouseConfiguration: Sendable {
     public var hostname: String
     public var port: Int
@@ -81,6 +87,8 @@ public struct GatehouseConfiguration: Sendable {
     public var gateCredentialHeader: String
     public var captchaEmbedOrigins: [String]
     public var stsPrivateEndpoints: Bool
+    public var androidRevocationList: String?
+    public var testAttestationRoots: String?
 
     public init(
         hostname: String = "127.0.0.1",
@@ -107,8 +115,12 @@ public struct GatehouseConfiguration: Sendable {
         attestRequestsPerMinute: Int = 60,
         gateCredentialHeader: String = "X-Gatehouse-Authorization",
         captchaEmbedOrigins: [String] = [],
-        stsPrivateEndpoints: Bool = false
+        stsPrivateEndpoints: Bool = false,
+        androidRevocationList: String? = nil,
+        testAttestationRoots: String? = nil
     ) {
+        self.androidRevocationList = androidRevocationList
+        self.testAttestationRoots = testAttestationRoots
         self.hostname = hostname
         self.port = port
         self.probePort = probePort
@@ -193,7 +205,9 @@ public struct GatehouseConfiguration: Sendable {
             attestRequestsPerMinute: max(1, gatehouse.int(forKey: "attest.requests.per.minute", default: 60)),
             gateCredentialHeader: gateHeader,
             captchaEmbedOrigins: embedOrigins,
-            stsPrivateEndpoints: gatehouse.bool(forKey: "sts.private.endpoints", default: false)
+            stsPrivateEndpoints: gatehouse.bool(forKey: "sts.private.endpoints", default: false),
+            androidRevocationList: gatehouse.string(forKey: "android.revocation.list"),
+            testAttestationRoots: gatehouse.string(forKey: "test.attestation.roots")
         )
     }
 

@@ -9,8 +9,8 @@ extension SQLStore: AttestationStore {
                 """
                 INSERT INTO attesters (app_id, attest_id, kind, pow_format, max_number, cost, key_prefix, adaptive, challenge_ttl_seconds,
                                        token_ttl_seconds, token_header, max_uses, algorithm, sealed_secret, bind_header, routes, status,
-                                       created_at, updated_at, require_signature)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                                       created_at, updated_at, require_signature, hardware_settings, require_hardware)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
                 """,
                 try Self.attesterBinds(stored)
             )
@@ -25,8 +25,9 @@ extension SQLStore: AttestationStore {
                 """
                 UPDATE attesters SET kind = $3, pow_format = $4, max_number = $5, cost = $6, key_prefix = $7, adaptive = $8,
                     challenge_ttl_seconds = $9, token_ttl_seconds = $10, token_header = $11, max_uses = $12, algorithm = $13,
-                    sealed_secret = $14, bind_header = $15, routes = $16, status = $17, updated_at = $19, require_signature = $20
-                WHERE app_id = $1 AND attest_id = $2 AND updated_at = $21
+                    sealed_secret = $14, bind_header = $15, routes = $16, status = $17, updated_at = $19, require_signature = $20,
+                    hardware_settings = $21, require_hardware = $22
+                WHERE app_id = $1 AND attest_id = $2 AND updated_at = $23
                 RETURNING attest_id
                 """,
                 binds + [.date(from.updatedAt)]
@@ -165,13 +166,18 @@ extension SQLStore: AttestationStore {
     static func attesterBinds(_ stored: StoredAttester) throws(StoreError) -> [SQLValue] {
         let a = stored.attester
         guard let routes = try? JSONEncoder().encode(a.routes) else { throw .corruptRow("routes do not encode") }
+        var hardware: SQLValue = .null
+        if let row = HardwareSettingsRow(a) {
+            guard let encoded = try? JSONEncoder().encode(row) else { throw .corruptRow("hardware settings do not encode") }
+            hardware = .text(String(decoding: encoded, as: UTF8.self))
+        }
         return [
             .uuid(a.appID.rawValue), .text(a.attestID.rawValue), .text(a.kind.rawValue), .text(a.pow.format.rawValue),
             .int(Int64(a.pow.maxNumber)), .int(Int64(a.pow.cost)), .text(a.pow.keyPrefix), .int(a.adaptive ? 1 : 0),
             .int(Int64(a.challengeLifetimeSeconds)), .int(Int64(a.tokenLifetimeSeconds)), .text(a.tokenHeader),
             a.maxUses.map { .int(Int64($0)) } ?? .null, .text(a.algorithm.rawValue), stored.sealedSecret.map(SQLValue.bytes) ?? .null,
             .optional(a.bindHeader), .text(String(decoding: routes, as: UTF8.self)), .text(a.status.rawValue), .date(a.createdAt),
-            .date(a.updatedAt), .int(a.requireSignature ? 1 : 0),
+            .date(a.updatedAt), .int(a.requireSignature ? 1 : 0), hardware, .int(a.requireHardwareAttestation ? 1 : 0),
         ]
     }
 
@@ -182,6 +188,13 @@ extension SQLStore: AttestationStore {
             let routes = try? JSONDecoder().decode([ProtectedRoute].self, from: Data(try row.text("routes").utf8))
         else { throw .corruptRow("attester row") }
         let maxUses: Int? = try row.isNull("max_uses") ? nil : Int(try row.int("max_uses"))
+        var hardware: HardwareSettingsRow?
+        if let text = try row.optionalText("hardware_settings") {
+            guard let decoded = try? JSONDecoder().decode(HardwareSettingsRow.self, from: Data(text.utf8)) else {
+                throw .corruptRow("attester hardware settings")
+            }
+            hardware = decoded
+        }
         let attester = Attester(
             appID: AppID(try row.uuid("app_id")),
             attestID: attestID,
@@ -200,6 +213,9 @@ extension SQLStore: AttestationStore {
             algorithm: algorithm,
             bindHeader: try row.optionalText("bind_header"),
             requireSignature: try row.int("require_signature") == 1,
+            appAttest: hardware?.appAttestPolicy,
+            androidKeyAttestation: try hardware?.androidPolicy,
+            requireHardwareAttestation: try row.int("require_hardware") == 1,
             routes: routes,
             status: status,
             createdAt: try row.date("created_at"),

@@ -6,7 +6,10 @@ public protocol AttestedKeyStore: Sendable {
     /// Keeps a newly attested key; false if the app already holds a key with this id (a key is
     /// attested once: App Attest refuses to attest a key twice, and a replayed attestation must not
     /// reset its counter).
+    /// The key's device row takes its hardware facts in the same transaction (risk queries read them there).
     func insertAttestedKey(_ key: AttestedDeviceKey) async throws(StoreError) -> Bool
+    /// Notes on the device row that a hardware attestation or assertion was refused (`attestation.failed`).
+    func recordAttestationFailure(appID: AppID, deviceID: DeviceID, at time: Date) async throws(StoreError)
     func attestedKey(appID: AppID, keyID: String) async throws(StoreError) -> AttestedDeviceKey?
     /// Moves the key's counter to `counter` if it is greater than the stored one, in one statement:
     /// of concurrent assertions with the same counter, on any number of instances, one is true.
@@ -15,22 +18,44 @@ public protocol AttestedKeyStore: Sendable {
 
 extension SQLStore: AttestedKeyStore {
     public func insertAttestedKey(_ key: AttestedDeviceKey) async throws(StoreError) -> Bool {
-        guard let facts = try? JSONEncoder().encode(key.facts) else { throw .corruptRow("attested key facts") }
-        let rows = try await database.query(
-            """
-            INSERT INTO attested_keys (app_id, key_id, platform, attest_id, device_id, public_key, counter, facts, receipt,
-                attested_at, last_used_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            ON CONFLICT (app_id, key_id) DO NOTHING RETURNING key_id
-            """,
-            [
-                .uuid(key.appID.rawValue), .text(key.keyID), .text(key.platform.rawValue), .text(key.attestID.rawValue),
-                .optional(key.deviceID?.rawValue), .bytes(key.publicKey), .int(Int64(key.counter)),
-                .text(String(decoding: facts, as: UTF8.self)), key.receipt.map(SQLValue.bytes) ?? .null, .date(key.attestedAt),
-                .date(key.lastUsedAt),
-            ]
+        guard let encoded = try? JSONEncoder().encode(key.facts) else { throw .corruptRow("attested key facts") }
+        let facts = String(decoding: encoded, as: UTF8.self)
+        do {
+            return try await database.transaction { transaction in
+                let rows = try await transaction.query(
+                    """
+                    INSERT INTO attested_keys (app_id, key_id, platform, attest_id, device_id, public_key, counter, facts, receipt,
+                        attested_at, last_used_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                    ON CONFLICT (app_id, key_id) DO NOTHING RETURNING key_id
+                    """,
+                    [
+                        .uuid(key.appID.rawValue), .text(key.keyID), .text(key.platform.rawValue), .text(key.attestID.rawValue),
+                        .optional(key.deviceID?.rawValue), .bytes(key.publicKey), .int(Int64(key.counter)), .text(facts),
+                        key.receipt.map(SQLValue.bytes) ?? .null, .date(key.attestedAt), .date(key.lastUsedAt),
+                    ]
+                )
+                guard !rows.isEmpty else { return false }
+                if let device = key.deviceID {
+                    try await transaction.query(
+                        "UPDATE devices SET hardware_facts = $3, hardware_attested_at = $4 WHERE app_id = $1 AND device_id = $2",
+                        [.uuid(key.appID.rawValue), .text(device.rawValue), .text(facts), .date(key.attestedAt)]
+                    )
+                }
+                return true
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unavailable(String(describing: type(of: error)))
+        }
+    }
+
+    public func recordAttestationFailure(appID: AppID, deviceID: DeviceID, at time: Date) async throws(StoreError) {
+        try await database.query(
+            "UPDATE devices SET attestation_failed_at = $3 WHERE app_id = $1 AND device_id = $2",
+            [.uuid(appID.rawValue), .text(deviceID.rawValue), .date(time)]
         )
-        return !rows.isEmpty
     }
 
     public func attestedKey(appID: AppID, keyID: String) async throws(StoreError) -> AttestedDeviceKey? {

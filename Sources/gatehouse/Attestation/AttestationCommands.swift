@@ -70,10 +70,10 @@ struct AttesterCommand: AsyncParsableCommand {
     )
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a proof-of-work attester.")
+        static let configuration = CommandConfiguration(abstract: "Create an attester (proof-of-work, captcha or hardware attestation).")
         @Argument(help: "The app's appKey.") var appKey: String
         @Option(name: .customLong("id"), help: "The attestId.") var attestID: String
-        @Option(help: "pow (default), captcha or pow+captcha.") var kind: String?
+        @Option(help: "pow (default), captcha, pow+captcha, appAttest or androidKeyAttestation.") var kind: String?
         @Option(help: "altcha-v1 (classic) or altcha-v2 (PBKDF2).") var format: String?
         @Option(help: "Classic: the largest secret number.") var maxNumber: Int?
         @Option(help: "v2: PBKDF2 iterations per attempt.") var cost: Int?
@@ -83,10 +83,15 @@ struct AttesterCommand: AsyncParsableCommand {
         @Option(help: "ES256 (default) or HS256.") var algorithm: String?
         @Option(help: "Header whose value tokens are bound to.") var bindHeader: String?
         @Option(parsing: .upToNextOption, help: "Gated routes as METHOD:/path/prefix, e.g. '*:/api/'.") var route: [String] = []
+        @Flag(help: "Tokens only for devices that prove a hardware-attested key (always so for the hardware kinds).")
+        var requireHardwareAttestation = false
+        @OptionGroup var hardware: HardwareAttesterOptions
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
             var change = AttesterChange()
+            if requireHardwareAttestation { change.requireHardwareAttestation = true }
+            try hardware.apply(to: &change, kind: kind)
             change.kind = kind
             change.powFormat = format
             change.maxNumber = maxNumber
