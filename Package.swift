@@ -133,6 +133,9 @@ let package = Package(
             name: "GatehouseEndToEndTests",
             dependencies: [
                 .product(name: "GatehouseClient", package: "client"),
+                .product(name: "GatehouseSigning", package: "client"),
+                .product(name: "GatehouseTestDevice", package: "client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 "GatehouseTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -42,6 +42,7 @@ let package = Package(
         .target(
             name: "GatehouseTestDevice",
             dependencies: [
+                "GatehouseClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

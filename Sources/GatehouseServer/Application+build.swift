@@ -29,12 +29,7 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
-    let trust = try AttestationTrustSource(
-        revocationListPath: configuration.androidRevocationList,
-        testRootsPath: configuration.testAttestationRoots,
-        logger: logger
-    )
-
+    let trust = try AttestationTrustSource(configuration, logger: logger)
     let router = Router(context: GatehouseRequestContext.self)
     let (routes, sdkOperations) = capabilityRoutes(
         configuration,

@@ -58,7 +58,9 @@ struct AndroidKeystoreDeviceTests {
         let clientData = Array("{\"nonce\":\"abc\",\"path\":\"/api/pay\"}".utf8)
         let signature = Array(try keystore.sign(handle, Data(clientData)))
         #expect(throws: Never.self) { try AndroidKeyAttestation.verifySignature(signature, over: clientData, publicKey: key.publicKey) }
-        #expect(throws: DomainError.self) { try AndroidKeyAttestation.verifySignature(signature, over: clientData + [0x20], publicKey: key.publicKey) }
+        #expect(throws: DomainError.self) {
+            try AndroidKeyAttestation.verifySignature(signature, over: clientData + [0x20], publicKey: key.publicKey)
+        }
         let (otherHandle, _) = try keystore.generateKey(challenge: challenge, algorithm: algorithm)
         let otherSignature = Array(try keystore.sign(otherHandle, Data(clientData)))
         #expect(throws: DomainError.self) { try AndroidKeyAttestation.verifySignature(otherSignature, over: clientData, publicKey: key.publicKey) }

@@ -29,13 +29,24 @@ struct BuiltServer: Sendable {
     }
 
     /// Runs `body` against the built server on a fresh database of `kind`; stops the server after.
-    static func with(_ kind: TestStoreKind, _ body: @Sendable (BuiltServer) async throws -> Void) async throws {
-        try await with(kind, instances: 1) { try await body($0[0]) }
+    static func with(
+        _ kind: TestStoreKind,
+        environment extra: [String: String] = [:],
+        _ body: @Sendable (BuiltServer) async throws -> Void
+    )
+        async throws
+    {
+        try await with(kind, instances: 1, environment: extra) { try await body($0[0]) }
     }
 
     /// Runs `body` against `instances` servers sharing one fresh database of `kind` (one master key,
     /// migrated once), as a scaled-out deployment runs them; stops them all after.
-    static func with(_ kind: TestStoreKind, instances: Int, _ body: @Sendable ([BuiltServer]) async throws -> Void) async throws {
+    static func with(
+        _ kind: TestStoreKind,
+        instances: Int,
+        environment extra: [String: String] = [:],
+        _ body: @Sendable ([BuiltServer]) async throws -> Void
+    ) async throws {
         let binary = try executable()
         try await withTestDatabase(kind) { database in
             let scratch = database.scratchDirectory
@@ -46,7 +57,7 @@ struct BuiltServer: Sendable {
                 "GATEHOUSE_LOG_LEVEL": "warning",
                 // moto listens on loopback over plain http.
                 "GATEHOUSE_STS_PRIVATE_ENDPOINTS": "true",
-            ]
+            ].merging(extra) { _, given in given }
             switch database.location {
             case .postgres(let url): environment["GATEHOUSE_DATABASE_URL"] = url
             case .sqlite(let path): environment["GATEHOUSE_DATA_DIR"] = URL(fileURLWithPath: path).deletingLastPathComponent().path

@@ -27,7 +27,12 @@ public enum AttestationNonce {
 
     /// The nonce's spending key and expiry, if this server issued it for this attester and device and
     /// it is still alive. The caller spends `replayKey` before trusting anything signed over it.
-    public static func claim(_ text: String, binding: PowBinding, key: SymmetricKey, at now: Date) throws(DomainError) -> (
+    public static func claim(
+        _ text: String,
+        binding: PowBinding,
+        key: SymmetricKey,
+        at now: Date
+    ) throws(DomainError) -> (
         replayKey: String, expiresAt: Date
     ) {
         guard text.utf8.count == textLength, let bytes = Base64URL.decode(text), bytes.count == randomCount + 8 + tagCount else {

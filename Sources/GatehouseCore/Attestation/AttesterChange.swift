@@ -39,32 +39,7 @@ public struct AttesterChange: Sendable, Equatable {
     /// `attester` with this change applied and validated.
     public func applied(to attester: Attester, at now: Date) throws(DomainError) -> Attester {
         var updated = attester
-        if let kind {
-            guard let parsed = AttesterKind(rawValue: kind) else {
-                throw DomainError(
-                    .invalidAttester,
-                    "kind is pow, captcha, pow+captcha, appAttest or androidKeyAttestation.",
-                    field: "kind"
-                )
-            }
-            // Leaving a hardware kind drops its settings (a change that names them is refused below).
-            if parsed != .appAttest { updated.appAttest = nil }
-            if parsed != .androidKeyAttestation { updated.androidKeyAttestation = nil }
-            if attester.kind.hardwarePlatform != nil, parsed.hardwarePlatform == nil { updated.requireHardwareAttestation = false }
-            updated.kind = parsed
-        }
-        if let appAttest { updated.appAttest = appAttest }
-        if let androidKeyAttestation { updated.androidKeyAttestation = androidKeyAttestation }
-        if let requireHardwareAttestation {
-            guard requireHardwareAttestation || updated.kind.hardwarePlatform == nil else {
-                throw DomainError(
-                    .invalidAttester,
-                    "A hardware attester always requires hardware attestation.",
-                    field: "requireHardwareAttestation"
-                )
-            }
-            updated.requireHardwareAttestation = requireHardwareAttestation
-        }
+        try applyKind(to: &updated, from: attester)
         if let powFormat {
             guard let parsed = PowFormat(rawValue: powFormat) else {
                 throw DomainError(.invalidAttester, "pow.format is altcha-v1 or altcha-v2.", field: "pow.format")
@@ -100,5 +75,35 @@ public struct AttesterChange: Sendable, Equatable {
         }
         updated.updatedAt = now
         return try updated.validated()
+    }
+
+    /// The kind and the hardware settings, which go together: leaving a hardware kind drops its
+    /// settings (a change that names them anyway is refused by validation).
+    private func applyKind(to updated: inout Attester, from attester: Attester) throws(DomainError) {
+        if let kind {
+            guard let parsed = AttesterKind(rawValue: kind) else {
+                throw DomainError(
+                    .invalidAttester,
+                    "kind is pow, captcha, pow+captcha, appAttest or androidKeyAttestation.",
+                    field: "kind"
+                )
+            }
+            if parsed != .appAttest { updated.appAttest = nil }
+            if parsed != .androidKeyAttestation { updated.androidKeyAttestation = nil }
+            if attester.kind.hardwarePlatform != nil, parsed.hardwarePlatform == nil { updated.requireHardwareAttestation = false }
+            updated.kind = parsed
+        }
+        if let appAttest { updated.appAttest = appAttest }
+        if let androidKeyAttestation { updated.androidKeyAttestation = androidKeyAttestation }
+        if let requireHardwareAttestation {
+            guard requireHardwareAttestation || updated.kind.hardwarePlatform == nil else {
+                throw DomainError(
+                    .invalidAttester,
+                    "A hardware attester always requires hardware attestation.",
+                    field: "requireHardwareAttestation"
+                )
+            }
+            updated.requireHardwareAttestation = requireHardwareAttestation
+        }
     }
 }

@@ -17,7 +17,12 @@ public enum HardwareProof: Sendable, Equatable {
     static let maximumFieldCharacters = 24_576
 
     /// The proof among a request's fields, or nil when it sends none. Exactly one kind is accepted.
-    public static func parse(keyID: String?, attestation: String?, certificateChain: [String]?, assertion: String?) throws(DomainError)
+    public static func parse(
+        keyID: String?,
+        attestation: String?,
+        certificateChain: [String]?,
+        assertion: String?
+    ) throws(DomainError)
         -> HardwareProof?
     {
         switch (attestation, certificateChain, assertion) {
@@ -107,7 +112,14 @@ public enum HardwareAttestation {
                 roots: trust.appleRoots,
                 at: now
             )
-            return AttestedDeviceKey(key, environment: policy.environment, appID: attester.appID, attestID: attester.attestID, deviceID: device, at: now)
+            return AttestedDeviceKey(
+                key,
+                environment: policy.environment,
+                appID: attester.appID,
+                attestID: attester.attestID,
+                deviceID: device,
+                at: now
+            )
         case .androidKey(let chain):
             guard let policy = attester.androidKeyAttestation else { throw wrongKind(attester) }
             let key = try await AndroidKeyAttestation.verify(
@@ -127,7 +139,13 @@ public enum HardwareAttestation {
     /// The key's new counter (Android: 0), when `signature` is the key's assertion over `nonce` for
     /// `device`. `attestedBy` is the attester that vouched for the key (its app identifiers are
     /// checked again for App Attest).
-    public static func verifyAssertion(_ signature: [UInt8], nonce: String, key: AttestedDeviceKey, device: DeviceID, attestedBy: Attester)
+    public static func verifyAssertion(
+        _ signature: [UInt8],
+        nonce: String,
+        key: AttestedDeviceKey,
+        device: DeviceID,
+        attestedBy: Attester
+    )
         throws(DomainError) -> UInt32
     {
         guard key.deviceID == device, key.appID == attestedBy.appID, key.attestID == attestedBy.attestID else {

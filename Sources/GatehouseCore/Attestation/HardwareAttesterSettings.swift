@@ -74,21 +74,7 @@ extension AndroidKeyAttestationPolicy {
                 field: "androidKeyAttestation.signingCertificateDigests"
             )
         }
-        let level: AndroidSecurityLevel
-        switch securityLevel {
-        case "TEE": level = allowSoftware ? .software : .trustedEnvironment
-        case "StrongBox":
-            guard !allowSoftware else {
-                throw DomainError(
-                    .invalidAttester,
-                    "allowSoftware contradicts securityLevel StrongBox; use TEE with allowSoftware.",
-                    field: "androidKeyAttestation.allowSoftware"
-                )
-            }
-            level = .strongBox
-        default:
-            throw DomainError(.invalidAttester, "androidKeyAttestation.securityLevel is TEE or StrongBox.", field: "androidKeyAttestation.securityLevel")
-        }
+        let level = try minimumLevel(securityLevel, allowSoftware: allowSoftware)
         if let minimumOSPatchLevel {
             guard patchLevels.contains(minimumOSPatchLevel), (1...12).contains(minimumOSPatchLevel % 100) else {
                 throw DomainError(
@@ -106,6 +92,27 @@ extension AndroidKeyAttestationPolicy {
             requireDeviceLocked: requireDeviceLocked,
             minimumOSPatchLevel: minimumOSPatchLevel
         )
+    }
+
+    private static func minimumLevel(_ securityLevel: String, allowSoftware: Bool) throws(DomainError) -> AndroidSecurityLevel {
+        switch securityLevel {
+        case "TEE": return allowSoftware ? .software : .trustedEnvironment
+        case "StrongBox":
+            guard !allowSoftware else {
+                throw DomainError(
+                    .invalidAttester,
+                    "allowSoftware contradicts securityLevel StrongBox; use TEE with allowSoftware.",
+                    field: "androidKeyAttestation.allowSoftware"
+                )
+            }
+            return .strongBox
+        default:
+            throw DomainError(
+                .invalidAttester,
+                "androidKeyAttestation.securityLevel is TEE or StrongBox.",
+                field: "androidKeyAttestation.securityLevel"
+            )
+        }
     }
 
     /// The operator's word for the level: TEE (with software allowed, for the software minimum) or StrongBox.

@@ -107,7 +107,11 @@ extension AttesterChange {
         routes = body.routes?.map { ($0.method.rawValue, $0.pathPrefix) }
         requireHardwareAttestation = body.requireHardwareAttestation
         if let settings = body.appAttest {
-            appAttest = try AppAttestPolicy.validated(teamID: settings.teamId, bundleIDs: settings.bundleIds, environment: settings.environment.rawValue)
+            appAttest = try AppAttestPolicy.validated(
+                teamID: settings.teamId,
+                bundleIDs: settings.bundleIds,
+                environment: settings.environment.rawValue
+            )
         }
         if let settings = body.androidKeyAttestation {
             androidKeyAttestation = try AndroidKeyAttestationPolicy.validated(

@@ -21,6 +21,10 @@ public final class AttestationTrustSource: Sendable {
     private let logger: Logger
     private let state: Mutex<State>
 
+    public convenience init(_ configuration: GatehouseConfiguration, logger: Logger) throws {
+        try self.init(revocationListPath: configuration.androidRevocationList, testRootsPath: configuration.testAttestationRoots, logger: logger)
+    }
+
     public init(revocationListPath: String?, testRootsPath: String?, logger: Logger) throws {
         var apple = try AttestationChain.certificates(pem: PlatformRoots.appleAppAttestation)
         var google = try AttestationChain.certificates(pem: PlatformRoots.googleHardwareAttestation)
@@ -45,7 +49,9 @@ public final class AttestationTrustSource: Sendable {
         }
         self.revocationListPath = revocationListPath
         self.logger = logger
-        state = Mutex(State(trust: AttestationTrust(appleRoots: apple, googleRoots: google, revoked: revoked), listModified: modified, checkedAt: Date()))
+        state = Mutex(
+            State(trust: AttestationTrust(appleRoots: apple, googleRoots: google, revoked: revoked), listModified: modified, checkedAt: Date())
+        )
     }
 
     /// The trust to check with now, the revocation list re-read first if its file changed.

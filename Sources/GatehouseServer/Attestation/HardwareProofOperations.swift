@@ -19,7 +19,14 @@ struct HardwareProofOperations: Sendable {
     /// The device key `proof` stands on, when it is good: a new key attested over `nonce` (and kept),
     /// or a kept key's assertion over it (its counter moved on). The nonce is spent first, right or
     /// wrong. A refusal is noted on the device row (`attestation.failed` in its risk decisions).
-    func verify(_ proof: HardwareProof?, nonce: String?, attester: Attester, app: App, device: DeviceID, at now: Date) async throws
+    func verify(
+        _ proof: HardwareProof?,
+        nonce: String?,
+        attester: Attester,
+        app: App,
+        device: DeviceID,
+        at now: Date
+    ) async throws
         -> AttestedDeviceKey
     {
         guard let proof else {
@@ -39,20 +46,17 @@ struct HardwareProofOperations: Sendable {
         do {
             switch proof {
             case .assertion(let keyID, let signature):
-                return try await verifyAssertion(keyID: keyID, signature: signature, nonce: nonce, attester: attester, app: app, device: device, at: now)
+                return try await verifyAssertion(
+                    keyID: keyID,
+                    signature: signature,
+                    nonce: nonce,
+                    attester: attester,
+                    app: app,
+                    device: device,
+                    at: now
+                )
             case .appAttest, .androidKey:
-                guard attester.kind.hardwarePlatform != nil else {
-                    throw DomainError(
-                        .hardwareAttestationRequired,
-                        "Attester \(attester.attestID) takes assertions by a key attested with an appAttest or androidKeyAttestation attester.",
-                        field: "attestation"
-                    )
-                }
-                let key = try await HardwareAttestation.attest(proof, nonce: nonce, attester: attester, device: device, trust: trust.current(), at: now)
-                guard try await access.store.insertAttestedKey(key) else {
-                    throw DomainError(.attestationKeyReused, "This key was attested before; sign with it (assertion) instead.", field: "keyId")
-                }
-                return key
+                return try await attestNewKey(proof, nonce: nonce, attester: attester, device: device, at: now)
             }
         } catch let refusal as DomainError {
             try await access.store.recordAttestationFailure(appID: app.id, deviceID: device, at: now)
@@ -60,7 +64,38 @@ struct HardwareProofOperations: Sendable {
         }
     }
 
-    private func verifyAssertion(keyID: String, signature: [UInt8], nonce: String, attester: Attester, app: App, device: DeviceID, at now: Date)
+    private func attestNewKey(
+        _ proof: HardwareProof,
+        nonce: String,
+        attester: Attester,
+        device: DeviceID,
+        at now: Date
+    ) async throws
+        -> AttestedDeviceKey
+    {
+        guard attester.kind.hardwarePlatform != nil else {
+            throw DomainError(
+                .hardwareAttestationRequired,
+                "Attester \(attester.attestID) takes assertions by a key attested with an appAttest or androidKeyAttestation attester.",
+                field: "attestation"
+            )
+        }
+        let key = try await HardwareAttestation.attest(proof, nonce: nonce, attester: attester, device: device, trust: trust.current(), at: now)
+        guard try await access.store.insertAttestedKey(key) else {
+            throw DomainError(.attestationKeyReused, "This key was attested before; sign with it (assertion) instead.", field: "keyId")
+        }
+        return key
+    }
+
+    private func verifyAssertion(
+        keyID: String,
+        signature: [UInt8],
+        nonce: String,
+        attester: Attester,
+        app: App,
+        device: DeviceID,
+        at now: Date
+    )
         async throws -> AttestedDeviceKey
     {
         guard var key = try await access.store.attestedKey(appID: app.id, keyID: keyID) else {

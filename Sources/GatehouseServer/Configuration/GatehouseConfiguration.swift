@@ -149,6 +149,7 @@ public struct GatehouseConfiguration: Sendable {
     }
 
     /// Reads the keys above from `reader` (scoped so that `database.url` is `GATEHOUSE_DATABASE_URL`).
+    /// Over 60 lines: one argument per setting, each read where the call names it.
     public init(reader: ConfigReader) throws(ConfigurationError) {
         let gatehouse = reader.scoped(to: "gatehouse")
         let levelText = gatehouse.string(forKey: "log.level", default: "info")

@@ -29,6 +29,12 @@ public actor Gatehouse {
         public var logSink: @Sendable (GatehouseLogLevel, String) -> Void
         /// The session every call uses, for an app's own proxy or pinning delegate.
         public var session: URLSession
+        /// App Attest for attesters that require hardware (`DeviceCheckAppAttest()` on a device);
+        /// nil where the app has none, and such attesters refuse it.
+        public var appAttest: (any AppAttestKeyService)?
+        /// The App Attest key id an earlier run attested (see `Gatehouse.appAttestKeyID`), so that a
+        /// restarted app asserts instead of attesting again.
+        public var appAttestKeyID: String?
 
         /// The configuration; only the server, the app's keys and the device id are required.
         public init(
@@ -40,8 +46,12 @@ public actor Gatehouse {
             platform: String = "ios",
             logLevel: GatehouseLogLevel = .none,
             logSink: @escaping @Sendable (GatehouseLogLevel, String) -> Void = { level, message in print("[gatehouse \(level)] \(message)") },
-            session: URLSession = .shared
+            session: URLSession = .shared,
+            appAttest: (any AppAttestKeyService)? = nil,
+            appAttestKeyID: String? = nil
         ) {
+            self.appAttest = appAttest
+            self.appAttestKeyID = appAttestKeyID
             self.baseURL = baseURL
             self.appKey = appKey
             self.secretKey = secretKey
@@ -74,11 +84,18 @@ public actor Gatehouse {
     private var boundValue: String?
     private var tokens: [String: AttestationToken] = [:]
     private var federation: [String: FederationToken] = [:]
+    private let appAttestKeys: AppAttestKeyring?
 
     /// A client for one app; call `start()` before anything that needs the device.
     public init(_ configuration: Configuration) {
         self.configuration = configuration
         self.log = GatehouseLogger(level: configuration.logLevel, sink: configuration.logSink)
+        appAttestKeys = configuration.appAttest.map { AppAttestKeyring(service: $0, keyID: configuration.appAttestKeyID) }
+    }
+
+    /// The App Attest key this device attested, for the app to keep across launches.
+    public var appAttestKeyID: String? {
+        get async { await appAttestKeys?.keyID }
     }
 
     // MARK: Device start and ztokens
@@ -166,6 +183,16 @@ public actor Gatehouse {
     /// value, if any). With `captchaPassToken` it also hands over a solved slider captcha.
     @discardableResult
     public func attest(attestID: String, captchaPassToken: String? = nil) async throws -> AttestationToken {
+        do {
+            return try await attestOnce(attestID: attestID, captchaPassToken: captchaPassToken)
+        } catch GatehouseClientError.sdk(_, let reason, _) where ["attested_key_unknown", "attestation_key_reused"].contains(reason) {
+            // The server no longer stands for the key: attest a new one, once.
+            await appAttestKeys?.discard()
+            return try await attestOnce(attestID: attestID, captchaPassToken: captchaPassToken)
+        }
+    }
+
+    private func attestOnce(attestID: String, captchaPassToken: String?) async throws -> AttestationToken {
         let device = try started()
         let challenge = try await sdk("/v1/attest/challenges", ["attestId": attestID, "deviceId": device])
         var body: [String: Any] = ["attestId": attestID, "deviceId": device]
@@ -185,7 +212,12 @@ public actor Gatehouse {
             log.log(.debug, "solved \(attestID) (level \(challenge["level"] as? Int ?? 0)) in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
         }
         if let boundValue { body["pay"] = AttestationBinding.pay(boundValue) }
+        if let nonce = challenge["nonce"] as? String {
+            guard let appAttestKeys else { throw GatehouseClientError.hardwareAttestationUnavailable }
+            for (field, value) in try await appAttestKeys.proof(nonce: nonce) { body[field] = value }
+        }
         let answer = try await sdk("/v1/attest/tokens", body)
+        if challenge["nonce"] != nil { await appAttestKeys?.accepted() }
         guard let token = answer["token"] as? String, let header = answer["tokenHeader"] as? String else {
             throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no token")
         }

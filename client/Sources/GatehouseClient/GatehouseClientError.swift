@@ -20,6 +20,9 @@ public enum GatehouseClientError: Error, Sendable, Equatable {
     /// The attester asks for the slider captcha first; show `captchaPage` (relative to the server's
     /// base URL) and pass the pass token to `attest(attestID:captchaPassToken:)`.
     case captchaRequired(captchaPage: String)
+    /// The attester requires a hardware-attested device and this client has no App Attest service
+    /// (`Configuration.appAttest`).
+    case hardwareAttestationUnavailable
 }
 
 /// Turns every problem response into `GatehouseClientError.problem` before the generated client sees

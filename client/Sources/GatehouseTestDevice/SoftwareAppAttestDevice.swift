@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseClient
 import SwiftASN1
 import X509
 
@@ -44,7 +45,7 @@ public final class SoftwareAppAttestDevice: @unchecked Sendable {
     }
 
     /// `DCAppAttestService.attestKey`: the attestation object for `clientDataHash`.
-    public func attestKey(_ keyID: String, clientDataHash: Data, tampering: Tampering = Tampering()) throws -> Data {
+    public func attestKey(_ keyID: String, clientDataHash: Data, tampering: Tampering) throws -> Data {
         guard let key = lock.withLock({ keys[keyID]?.key }), let keyIDBytes = Data(base64Encoded: keyID) else {
             throw SoftwareDeviceError.unknownKey
         }
@@ -144,5 +145,12 @@ indirect enum CBOREncoding {
         case 0x100...0xFFFF: return [major << 5 | 25] + withUnsafeBytes(of: UInt16(argument).bigEndian) { Array($0) }
         default: return [major << 5 | 26] + withUnsafeBytes(of: UInt32(argument).bigEndian) { Array($0) }
         }
+    }
+}
+
+/// The software device stands in for `DCAppAttestService` in GatehouseClient on Linux.
+extension SoftwareAppAttestDevice: AppAttestKeyService {
+    public func attestKey(_ keyID: String, clientDataHash: Data) throws -> Data {
+        try attestKey(keyID, clientDataHash: clientDataHash, tampering: Tampering())
     }
 }

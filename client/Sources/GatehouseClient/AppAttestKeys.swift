@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+
+#if canImport(DeviceCheck)
+import DeviceCheck
+#endif
+
+/// App Attest as the client drives it: the three calls of `DCAppAttestService`. On Apple platforms
+/// `DeviceCheckAppAttest` makes them on the Secure Enclave; tests on Linux pass GatehouseTestDevice's
+/// software device, which answers in the same formats under a throwaway root.
+public protocol AppAttestKeyService: Sendable {
+    /// A new key; its id is base64 of SHA-256 of the public key.
+    func generateKey() async throws -> String
+    /// Apple's attestation object for the key, over `clientDataHash`.
+    func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data
+    /// An assertion by the key over `clientDataHash`, its counter one higher than the last.
+    func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data
+}
+
+#if canImport(DeviceCheck)
+/// `DCAppAttestService.shared`, on devices that support it (`isSupported`; not the simulator).
+@available(iOS 14.0, macOS 11.0, *)
+public struct DeviceCheckAppAttest: AppAttestKeyService {
+    public init() {}
+
+    public var isSupported: Bool { DCAppAttestService.shared.isSupported }
+
+    public func generateKey() async throws -> String {
+        try await DCAppAttestService.shared.generateKey()
+    }
+
+    public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        try await DCAppAttestService.shared.attestKey(keyID, clientDataHash: clientDataHash)
+    }
+
+    public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
+        try await DCAppAttestService.shared.generateAssertion(keyID, clientDataHash: clientDataHash)
+    }
+}
+#endif
+
+/// The device's App Attest key across token requests: attested once over a challenge's nonce, then
+/// asserting over each later nonce (Apple limits attestations; an assertion costs nothing).
+actor AppAttestKeyring {
+    let service: any AppAttestKeyService
+    private(set) var keyID: String?
+    private var attested: Bool
+
+    /// - Parameter keyID: a key attested in an earlier run, which the app kept (Gatehouse keeps its
+    ///   public key); nil to make one at the first challenge that asks.
+    init(service: any AppAttestKeyService, keyID: String?) {
+        self.service = service
+        self.keyID = keyID
+        attested = keyID != nil
+    }
+
+    /// The token request's proof fields for `nonce`: an assertion by the attested key, or a new
+    /// key's attestation.
+    func proof(nonce: String) async throws -> [String: String] {
+        let clientDataHash = Data(SHA256.hash(data: Data(nonce.utf8)))
+        if attested, let keyID {
+            let assertion = try await service.generateAssertion(keyID, clientDataHash: clientDataHash)
+            return ["nonce": nonce, "keyId": keyID, "assertion": assertion.base64EncodedString()]
+        }
+        let keyID: String
+        if let existing = self.keyID { keyID = existing } else { keyID = try await service.generateKey() }
+        self.keyID = keyID
+        let attestation = try await service.attestKey(keyID, clientDataHash: clientDataHash)
+        return ["nonce": nonce, "keyId": keyID, "attestation": attestation.base64EncodedString()]
+    }
+
+    /// The server took the proof: later requests assert.
+    func accepted() { attested = true }
+
+    /// The server no longer stands for the key (its attester changed, or the key is unknown): a new
+    /// key is made and attested next time.
+    func discard() {
+        keyID = nil
+        attested = false
+    }
+}
