@@ -31,16 +31,8 @@ public func buildApplication(
 
     let trust = try AttestationTrustSource(configuration, logger: logger)
     let router = Router(context: GatehouseRequestContext.self)
-    let (routes, sdkOperations) = capabilityRoutes(
-        configuration,
-        store: store,
-        box: box,
-        clock: clock,
-        registry: registry,
-        apps: operations,
-        trust: trust
-    )
-    let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdkOperations)
+    let (routes, sdk) = capabilityRoutes(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations, trust: trust)
+    let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdk)
     installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
     let admission = AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table)
 
