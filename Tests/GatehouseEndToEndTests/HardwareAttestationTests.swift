@@ -97,8 +97,71 @@ import FoundationNetworking
                     await #expect(throws: GatehouseClientError.hardwareAttestationUnavailable) {
                         try await AttestingSession(gatehouse: powPhone).data(for: URLRequest(url: payURL))
                     }
+
+                    try await Self.riskAndStorage(server, app, hardware: (phone, refreshed), pow: (powPhone, powToken))
                 }
             }
+        }
+    }
+
+    /// The hardware device's risk decision says so (and the PoW device's says it is missing, since the
+    /// app requires hardware); a role that requires hardware refuses the PoW device's token and lets
+    /// the hardware device's through to its STS (here an endpoint nobody listens on).
+    static func riskAndStorage(
+        _ server: BuiltServer,
+        _ app: RegisteredApp,
+        hardware: (Gatehouse, Gatehouse.AttestationToken),
+        pow: (Gatehouse, Gatehouse.AttestationToken)
+    ) async throws {
+        let backend = SeedFlowTests.backend(server, app)
+        let hardwareTags = try await backend.queryRisk(
+            ztoken: try await hardware.0.zToken(event: 3301, account: "alice"),
+            eventID: 3301,
+            accountID: "alice",
+            clientIP: "203.0.113.7"
+        ).tags.map(\.tag)
+        #expect(hardwareTags.contains("attestation.hardware") && !hardwareTags.contains("attestation.missing"), "\(hardwareTags)")
+        let powTags = try await backend.queryRisk(
+            ztoken: try await pow.0.zToken(event: 3301, account: "bob"),
+            eventID: 3301,
+            accountID: "bob",
+            clientIP: "203.0.113.8"
+        ).tags.map(\.tag)
+        #expect(powTags.contains("attestation.missing") && !powTags.contains("attestation.hardware"), "\(powTags)")
+
+        // An STS that refuses every call at once: what matters is that the hardware device gets past
+        // Gatehouse's own check to it.
+        let sts = Router()
+        sts.post("/") { _, _ in
+            Response(
+                status: .forbidden,
+                body: .init(byteBuffer: ByteBuffer(string: "<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>"))
+            )
+        }
+        try await withLoopbackServer(sts) { stsURL in
+            for (roleID, attestID) in [("pow-uploads", "api-pow"), ("hardware-uploads", "ios-hardware")] {
+                let role = try await server.admin(
+                    .POST,
+                    "v1/admin/apps/\(app.appKey)/roles",
+                    #"{"roleId":"\#(roleID)","provider":"aws","stsEndpoint":"\#(stsURL.absoluteString)","region":"us-east-1","#
+                        + #""roleArn":"arn:aws:iam::123456789012:role/uploads","attestId":"\#(attestID)","requireHardwareAttestation":true,"#
+                        + #""accessKeyId":"AKIAEXAMPLE","accessKeySecret":"not-a-real-secret"}"#
+                )
+                #expect(role.status == 201, "\(role.body)")
+            }
+            let tokenURL = server.baseURL.appendingPathComponent("v1/sts/token").absoluteString
+            let refused = try await HTTP.send(
+                .GET,
+                URL(string: "\(tokenURL)?appKey=\(app.appKey)&roleId=pow-uploads")!,
+                headers: [pow.1.header: pow.1.token]
+            )
+            #expect(refused.status == 403 && refused.body.contains("hardware_attestation_required"), "\(refused.body)")
+            let upstream = try await HTTP.send(
+                .GET,
+                URL(string: "\(tokenURL)?appKey=\(app.appKey)&roleId=hardware-uploads")!,
+                headers: [hardware.1.header: hardware.1.token]
+            )
+            #expect(upstream.body.contains("AccessDenied") && !upstream.body.contains("hardware_attestation_required"), "\(upstream.body)")
         }
     }
 

@@ -121,6 +121,8 @@ public struct Device: Equatable, Sendable {
     /// Bumped by every device start: the device's signing key is derived with it, so a re-initialised
     /// device signs with a new key and the old one stops verifying.
     public var keyEpoch: Int
+    /// What the device's hardware proved (or failed to), kept apart from what its SDK says.
+    public var hardware: HardwareAttestationState = .none
 
     public init(
         appID: AppID,
@@ -152,5 +154,25 @@ public struct Device: Equatable, Sendable {
         self.lastSeen = lastSeen
         self.lastAddress = lastAddress
         self.keyEpoch = keyEpoch
+    }
+}
+
+/// What hardware attestation says of a device: the facts of its newest attested key, else whether
+/// an attestation in its name was refused. A refusal never outweighs a proof: anyone holding the
+/// app's `secretKey` can send a bad attestation under any device id, but only the device's hardware
+/// can make a good one.
+public enum HardwareAttestationState: Equatable, Sendable {
+    case none
+    case attested(HardwareFacts, at: Date)
+    case failed(at: Date)
+
+    public init(facts: HardwareFacts?, attestedAt: Date?, failedAt: Date?) {
+        if let facts, let attestedAt {
+            self = .attested(facts, at: attestedAt)
+        } else if let failedAt {
+            self = .failed(at: failedAt)
+        } else {
+            self = .none
+        }
     }
 }

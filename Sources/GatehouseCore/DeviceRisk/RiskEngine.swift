@@ -38,6 +38,8 @@ public struct RiskInputs: Sendable {
     public var issuedFrom: String?
     public var clientAddress: String?
     public var listHits: [RiskListEntry]
+    /// The app has an active attester that requires hardware: a device without it is tagged.
+    public var hardwareRequired: Bool
 
     public init(
         tokenState: ZTokenState,
@@ -45,8 +47,10 @@ public struct RiskInputs: Sendable {
         velocity: Velocity?,
         issuedFrom: String?,
         clientAddress: String?,
-        listHits: [RiskListEntry]
+        listHits: [RiskListEntry],
+        hardwareRequired: Bool = false
     ) {
+        self.hardwareRequired = hardwareRequired
         self.tokenState = tokenState
         self.device = device
         self.velocity = velocity
@@ -91,13 +95,7 @@ public enum RiskEngine {
         }
         if inputs.tokenState == .fresh || inputs.tokenState == .replayed {
             if let device = inputs.device {
-                let signals: [(EnvironmentSignals, RiskTag)] = [
-                    (.simulator, .deviceSimulator), (.jailbreak, .deviceJailbreak), (.debugger, .deviceDebugger),
-                    (.hooking, .deviceHooking), (.proxy, .deviceProxy), (.vpn, .deviceVPN),
-                ]
-                for (signal, tag) in signals where device.environment.contains(signal) {
-                    hits.append((tag, "The SDK reported \(tag.rawValue.dropFirst("device.".count)) at device start."))
-                }
+                hits += deviceHits(device, hardwareRequired: inputs.hardwareRequired)
             } else {
                 hits.append((.deviceUnknown, "The ztoken's device has no stored device start."))
             }
@@ -132,6 +130,41 @@ public enum RiskEngine {
         }
         let decision: RiskDecision = score >= rules.rejectAt ? .reject : score >= rules.reviewAt ? .review : .pass
         return RiskVerdict(decision: decision, score: score, tags: tags)
+    }
+
+    /// What the SDK reported, overruled by what the hardware proved: a verified key in real hardware
+    /// is no simulator, and an unverified boot or an unlocked bootloader is a rooted device whatever
+    /// the SDK said.
+    static func deviceHits(_ device: Device, hardwareRequired: Bool) -> [(RiskTag, String)] {
+        var reported = device.environment
+        var hits: [(RiskTag, String)] = []
+        switch device.hardware {
+        case .attested(let facts, let time):
+            if facts.securityLevel != .software {
+                reported.remove(.simulator)
+                hits.append(
+                    (.attestationHardware, "The device's key is held in its \(facts.securityLevel.rawValue), attested at \(time.ISO8601Format()).")
+                )
+            } else if hardwareRequired {
+                hits.append((.attestationMissing, "The device's attested key is a software key, not hardware."))
+            }
+            if facts.verifiedBoot == false || facts.deviceLocked == false {
+                reported.remove(.jailbreak)
+                hits.append((.deviceJailbreak, "The hardware attestation says the device's boot is not verified or its bootloader is unlocked."))
+            }
+        case .failed(let time):
+            hits.append((.attestationFailed, "The device's last hardware attestation, at \(time.ISO8601Format()), was refused."))
+        case .none:
+            if hardwareRequired { hits.append((.attestationMissing, "The app requires hardware attestation and this device has none.")) }
+        }
+        let signals: [(EnvironmentSignals, RiskTag)] = [
+            (.simulator, .deviceSimulator), (.jailbreak, .deviceJailbreak), (.debugger, .deviceDebugger),
+            (.hooking, .deviceHooking), (.proxy, .deviceProxy), (.vpn, .deviceVPN),
+        ]
+        for (signal, tag) in signals where reported.contains(signal) {
+            hits.append((tag, "The SDK reported \(tag.rawValue.dropFirst("device.".count)) at device start."))
+        }
+        return hits
     }
 
     /// Each velocity count over its limit, as a tag with its sentence.

@@ -83,6 +83,8 @@ public struct RiskFacts: Sendable {
     public let listEntries: [RiskListEntry]
     public let appRules: RiskRules?
     public let eventRules: RiskRules?
+    /// The app has an active attester that requires a hardware-attested device.
+    public let hardwareRequired: Bool
 
     public init(
         consumption: Consumption?,
@@ -90,8 +92,10 @@ public struct RiskFacts: Sendable {
         velocity: Velocity?,
         listEntries: [RiskListEntry],
         appRules: RiskRules?,
-        eventRules: RiskRules?
+        eventRules: RiskRules?,
+        hardwareRequired: Bool = false
     ) {
+        self.hardwareRequired = hardwareRequired
         self.consumption = consumption
         self.device = device
         self.velocity = velocity
@@ -123,7 +127,8 @@ extension RiskEngine {
             velocity: facts.velocity,
             issuedFrom: issuedFrom,
             clientAddress: query.clientAddress.description,
-            listHits: hits
+            listHits: hits,
+            hardwareRequired: facts.hardwareRequired
         )
         return RiskDecisionRecord(
             id: id,

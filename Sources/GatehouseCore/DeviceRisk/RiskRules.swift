@@ -21,6 +21,9 @@ public enum RiskTag: String, Sendable, CaseIterable, Codable, Comparable {
     case denyListed = "list.deny"
     case allowListed = "list.allow"
     case challengeListed = "list.challenge"
+    case attestationHardware = "attestation.hardware"
+    case attestationFailed = "attestation.failed"
+    case attestationMissing = "attestation.missing"
 
     public static func < (lhs: RiskTag, rhs: RiskTag) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -39,7 +42,7 @@ public enum RiskTag: String, Sendable, CaseIterable, Codable, Comparable {
     static let defaultWeights: [RiskTag: Int] = [
         .deviceUnknown: 20, .deviceSimulator: 40, .deviceJailbreak: 40, .deviceDebugger: 30, .deviceHooking: 60, .deviceProxy: 15,
         .deviceVPN: 10, .deviceEventsPerMinute: 40, .deviceAccountsPerDay: 35, .accountDevicesPerDay: 30, .ipDevicesPerHour: 30,
-        .ipChanged: 10,
+        .ipChanged: 10, .attestationHardware: 0, .attestationFailed: 50, .attestationMissing: 30,
     ]
 }
 

@@ -16,6 +16,7 @@ public struct RoleChange: Sendable, Equatable {
     public var addressing: String?
     public var attestID: String?
     public var requireRiskDecision: Bool?
+    public var requireHardwareAttestation: Bool?
     public var selfSigned: Bool?
     public var status: String?
 
@@ -59,6 +60,7 @@ public struct RoleChange: Sendable, Equatable {
         }
         if let attestID { updated.attestID = try AttestID(validating: attestID) }
         if let requireRiskDecision { updated.requireRiskDecision = requireRiskDecision }
+        if let requireHardwareAttestation { updated.requireHardwareAttestation = requireHardwareAttestation }
         if let selfSigned { updated.selfSigned = selfSigned }
         if let status {
             guard let parsed = RoleStatus(rawValue: status) else {

@@ -57,6 +57,8 @@ public struct STSRole: Equatable, Sendable {
     public var attestID: AttestID
     /// Whether the device needs a risk decision in the last hour that is not `reject`.
     public var requireRiskDecision: Bool
+    /// Credentials only for a device whose token says its hardware attested it (not a software key).
+    public var requireHardwareAttestation: Bool
     /// Whether `/v1/oss/sign` may sign strings with the long-term key (Alibaba roles only).
     public var selfSigned: Bool
     public var status: RoleStatus
@@ -87,6 +89,7 @@ public struct STSRole: Equatable, Sendable {
         self.addressing = provider == .aws ? .path : .virtual
         self.attestID = attestID
         self.requireRiskDecision = false
+        self.requireHardwareAttestation = false
         self.selfSigned = false
         self.status = .active
         self.createdAt = createdAt
@@ -154,6 +157,7 @@ extension STSRole {
             "policyTemplate": policyTemplate.map(AuditValue.string) ?? .null,
             "storageEndpoint": storageEndpoint.map(AuditValue.string) ?? .null, "addressing": .string(addressing.rawValue),
             "attestId": .string(attestID.rawValue), "requireRiskDecision": .string(String(requireRiskDecision)),
+            "requireHardwareAttestation": .string(String(requireHardwareAttestation)),
             "selfSigned": .string(String(selfSigned)), "status": .string(status.rawValue),
         ]
     }

@@ -16,6 +16,7 @@ protocol RoleFields {
     var addressing: Components.Schemas.StorageAddressing? { get }
     var attestId: Components.Schemas.AttestID? { get }
     var requireRiskDecision: Bool? { get }
+    var requireHardwareAttestation: Bool? { get }
     var selfSigned: Bool? { get }
     var accessKeyId: String? { get }
     var accessKeySecret: String? { get }
@@ -39,6 +40,7 @@ extension RoleChange {
         addressing = body.addressing?.rawValue
         attestID = body.attestId
         requireRiskDecision = body.requireRiskDecision
+        requireHardwareAttestation = body.requireHardwareAttestation
         selfSigned = body.selfSigned
     }
 
@@ -69,6 +71,7 @@ extension Components.Schemas.Role {
             addressing: role.addressing == .virtual ? .virtual : .path,
             attestId: role.attestID.rawValue,
             requireRiskDecision: role.requireRiskDecision,
+            requireHardwareAttestation: role.requireHardwareAttestation,
             selfSigned: role.selfSigned,
             status: role.status == .active ? .active : .disabled,
             createdAt: role.createdAt,

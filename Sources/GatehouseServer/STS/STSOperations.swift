@@ -53,15 +53,10 @@ public struct STSOperations: Sendable {
     /// How long a risk decision vouches for a device's account and risk.
     static let decisionWindow: TimeInterval = 3600
 
-    /// `header` reads the request's headers by name (the attestation token travels in the
-    /// attester's header, or as `Authorization: Bearer`).
-    func caller(appKey: String, roleID: String, accountID: String?, header: (String) -> String?) async throws -> Caller {
-        let app = try await apps.app(appKey)
-        try app.requireActive()
-        let stored = try await roles.storedRole(app, roleID)
-        let role = stored.role
-        guard role.status == .active else { throw DomainError(.roleDisabled, "Role \(role.roleID) is disabled.", field: "roleId") }
-        let attester = try await attesters.attester(appKey, attestID: role.attestID.rawValue)
+    /// The claims of the attestation token the caller sent for the role's attester, checked (a use
+    /// counted) and, when the role asks, saying the device's hardware attested it.
+    private func attestedClaims(app: App, role: STSRole, header: (String) -> String?) async throws -> AttestationClaims {
+        let attester = try await attesters.attester(app.appKey.rawValue, attestID: role.attestID.rawValue)
         let bearer = header("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let token = header(attester.tokenHeader) ?? bearer, !token.isEmpty else {
             throw DomainError(
@@ -77,6 +72,25 @@ public struct STSOperations: Sendable {
             throw DomainError(.attestationRequired, "The attestation token is not valid (\(reason.rawValue)).", field: attester.tokenHeader)
         case .active(let active): claims = active
         }
+        guard !role.requireHardwareAttestation || claims.isHardwareAttested else {
+            throw DomainError(
+                .hardwareAttestationRequired,
+                "Role \(role.roleID) needs a device whose hardware attested it; this token's device attested otherwise.",
+                field: attester.tokenHeader
+            )
+        }
+        return claims
+    }
+
+    /// `header` reads the request's headers by name (the attestation token travels in the
+    /// attester's header, or as `Authorization: Bearer`).
+    func caller(appKey: String, roleID: String, accountID: String?, header: (String) -> String?) async throws -> Caller {
+        let app = try await apps.app(appKey)
+        try app.requireActive()
+        let stored = try await roles.storedRole(app, roleID)
+        let role = stored.role
+        guard role.status == .active else { throw DomainError(.roleDisabled, "Role \(role.roleID) is disabled.", field: "roleId") }
+        let claims = try await attestedClaims(app: app, role: role, header: header)
         let device = try DeviceID(validating: claims.did)
         var account: String?
         if role.requireRiskDecision || role.needsAccount || accountID != nil {

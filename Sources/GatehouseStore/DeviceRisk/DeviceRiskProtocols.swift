@@ -11,6 +11,7 @@ import GatehouseCore
 struct RiskPolicy: Sendable {
     let rules: [Int: RiskRules]
     let listEntries: [RiskListEntry]
+    var hardwareRequired = false
 }
 
 extension RiskFacts {
@@ -21,7 +22,8 @@ extension RiskFacts {
             velocity: velocity,
             listEntries: policy.listEntries,
             appRules: policy.rules[0],
-            eventRules: policy.rules[eventID.rawValue]
+            eventRules: policy.rules[eventID.rawValue],
+            hardwareRequired: policy.hardwareRequired
         )
     }
 }

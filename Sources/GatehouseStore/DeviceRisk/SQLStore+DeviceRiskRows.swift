@@ -20,7 +20,14 @@ extension SQLStore {
         let ssid = try row.optionalText("wifi_ssid")
         let bssid = try row.optionalText("wifi_bssid")
         let anyBasic = model != nil || osVersion != nil || screen != nil
-        return Device(
+        var facts: HardwareFacts?
+        if let text = try row.optionalText("hardware_facts") {
+            guard let decoded = try? JSONDecoder().decode(HardwareFacts.self, from: Data(text.utf8)) else {
+                throw .corruptRow("device hardware facts")
+            }
+            facts = decoded
+        }
+        var device = Device(
             appID: AppID(try row.uuid("app_id")),
             id: id,
             clientDeviceID: try row.text("client_device_id"),
@@ -36,6 +43,12 @@ extension SQLStore {
             lastAddress: try row.optionalText("last_address"),
             keyEpoch: Int(try row.int("key_epoch"))
         )
+        device.hardware = HardwareAttestationState(
+            facts: facts,
+            attestedAt: try row.optionalDate("hardware_attested_at"),
+            failedAt: try row.optionalDate("attestation_failed_at")
+        )
+        return device
     }
 
     static func riskRules(appID: AppID, in database: any SQLDatabase) async throws(StoreError) -> [Int: RiskRules] {

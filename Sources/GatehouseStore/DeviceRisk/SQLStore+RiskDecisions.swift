@@ -8,7 +8,12 @@ extension SQLStore {
         _ query: RiskQuery,
         decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision {
-        let policy = try await riskPolicy(appID: query.appID)
+        var cachedPolicy = try await riskPolicy(appID: query.appID)
+        // Attesters have their own copy (changed through another path than rules and lists).
+        cachedPolicy.hardwareRequired = try await attesters(appID: query.appID).contains {
+            $0.attester.status == .active && $0.attester.requiresHardware
+        }
+        let policy = cachedPolicy
         guard let tokenID = query.tokenID else {
             // Nothing to consume and no device to read (a forged, expired or mismatched token): the
             // decision row is the only write, so it joins a group commit instead of a transaction.

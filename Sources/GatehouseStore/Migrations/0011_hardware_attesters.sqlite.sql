@@ -41,3 +41,5 @@ ALTER TABLE attesters_rebuilt RENAME TO attesters;
 ALTER TABLE devices ADD COLUMN hardware_facts TEXT;
 ALTER TABLE devices ADD COLUMN hardware_attested_at INTEGER;
 ALTER TABLE devices ADD COLUMN attestation_failed_at INTEGER;
+
+ALTER TABLE storage_roles ADD COLUMN require_hardware INTEGER NOT NULL DEFAULT 0 CHECK (require_hardware IN (0, 1));

@@ -11,8 +11,9 @@ extension SQLStore: STSRoleStore {
                 """
                 INSERT INTO storage_roles (app_id, role_id, provider, sts_endpoint, region, role_arn, external_id, duration_seconds,
                                            max_duration_seconds, policy_template, storage_endpoint, addressing, attest_id,
-                                           require_risk_decision, self_signed, sealed_key, status, created_at, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                                           require_risk_decision, self_signed, sealed_key, status, created_at, updated_at,
+                                           require_hardware)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
                 """,
                 Self.roleBinds(stored)
             )
@@ -25,8 +26,9 @@ extension SQLStore: STSRoleStore {
                 """
                 UPDATE storage_roles SET provider = $3, sts_endpoint = $4, region = $5, role_arn = $6, external_id = $7,
                     duration_seconds = $8, max_duration_seconds = $9, policy_template = $10, storage_endpoint = $11, addressing = $12,
-                    attest_id = $13, require_risk_decision = $14, self_signed = $15, sealed_key = $16, status = $17, updated_at = $19
-                WHERE app_id = $1 AND role_id = $2 AND updated_at = $20
+                    attest_id = $13, require_risk_decision = $14, self_signed = $15, sealed_key = $16, status = $17, updated_at = $19,
+                    require_hardware = $20
+                WHERE app_id = $1 AND role_id = $2 AND updated_at = $21
                 RETURNING role_id
                 """,
                 Self.roleBinds(updated) + [.date(from.updatedAt)]
@@ -104,7 +106,7 @@ extension SQLStore: STSRoleStore {
             .text(r.roleArn), .optional(r.externalID), .int(Int64(r.durationSeconds)), .int(Int64(r.maxDurationSeconds)),
             .optional(r.policyTemplate), .optional(r.storageEndpoint), .text(r.addressing.rawValue), .text(r.attestID.rawValue),
             .int(r.requireRiskDecision ? 1 : 0), .int(r.selfSigned ? 1 : 0), .bytes(stored.sealedKey), .text(r.status.rawValue),
-            .date(r.createdAt), .date(r.updatedAt),
+            .date(r.createdAt), .date(r.updatedAt), .int(r.requireHardwareAttestation ? 1 : 0),
         ]
     }
 
@@ -132,6 +134,7 @@ extension SQLStore: STSRoleStore {
         role.storageEndpoint = try row.optionalText("storage_endpoint")
         role.addressing = addressing
         role.requireRiskDecision = try row.int("require_risk_decision") == 1
+        role.requireHardwareAttestation = try row.int("require_hardware") == 1
         role.selfSigned = try row.int("self_signed") == 1
         role.status = status
         role.updatedAt = try row.date("updated_at")

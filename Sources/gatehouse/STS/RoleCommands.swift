@@ -61,6 +61,7 @@ struct RoleCommand: AsyncParsableCommand {
         @Option(help: "virtual or path.") var addressing: String?
         @Option(name: .customLong("external-id"), help: "ExternalId to send.") var externalID: String?
         @Flag(help: "Require a recent risk decision that is not reject.") var requireRiskDecision = false
+        @Flag(help: "Require a device whose hardware attested it (App Attest, Android Key Attestation).") var requireHardwareAttestation = false
         @Flag(help: "Allow /v1/oss/sign (alibaba roles).") var selfSigned = false
         @OptionGroup var common: CommonOptions
 
@@ -78,6 +79,7 @@ struct RoleCommand: AsyncParsableCommand {
             change.addressing = addressing
             change.externalID = externalID
             change.requireRiskDecision = requireRiskDecision
+            change.requireHardwareAttestation = requireHardwareAttestation
             change.selfSigned = selfSigned
             let finalChange = change
             let key = try keyFromEnvironment(required: true)
