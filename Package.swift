@@ -124,7 +124,9 @@ let package = Package(
                 "GatehouseHummingbird",
                 "GatehouseStore",
                 "GatehouseTestSupport",
+                .product(name: "GatehouseTestDevice", package: "client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),

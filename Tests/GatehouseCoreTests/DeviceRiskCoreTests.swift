@@ -297,3 +297,40 @@ import Testing
         #expect(SDKRefusal.appDisabled.status.rawValue == -12)
     }
 }
+
+/// What hardware attestation adds to a decision, and how it overrules what the SDK says.
+@Suite struct HardwareRiskTests {
+    let base = RiskEngineTests()
+
+    func tags(_ hardware: HardwareAttestationState, environment: EnvironmentSignals = [], required: Bool = false) -> [String] {
+        var device = base.device
+        device.environment = environment
+        device.hardware = hardware
+        var inputs = base.inputs(device: device)
+        inputs.hardwareRequired = required
+        return RiskEngine.judge(inputs, rules: base.rules).tags.map(\.tag)
+    }
+
+    @Test func aHardwareAttestedDeviceIsNoSimulatorButARootedOneIsJailbroken() {
+        let enclave = HardwareFacts(app: "com.example.shop", securityLevel: .secureEnclave)
+        #expect(tags(.attested(enclave, at: Date()), environment: [.simulator]) == ["attestation.hardware"])
+        let rooted = HardwareFacts(app: "com.example.shop", securityLevel: .trustedEnvironment, verifiedBoot: false, deviceLocked: false)
+        #expect(tags(.attested(rooted, at: Date())) == ["attestation.hardware", "device.jailbreak"])
+        #expect(tags(.attested(rooted, at: Date()), environment: [.jailbreak]) == ["attestation.hardware", "device.jailbreak"], "one hit, not two")
+        let software = HardwareFacts(app: "com.example.shop", securityLevel: .software)
+        #expect(tags(.attested(software, at: Date()), environment: [.simulator], required: true) == ["attestation.missing", "device.simulator"])
+    }
+
+    @Test func missingAndFailedShowWhereTheyMatter() {
+        #expect(tags(.none) == [])
+        #expect(tags(.none, required: true) == ["attestation.missing"])
+        #expect(tags(.failed(at: Date())) == ["attestation.failed"])
+        let facts = HardwareFacts(app: "a", securityLevel: .strongBox)
+        let attestedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(
+            HardwareAttestationState(facts: facts, attestedAt: attestedAt, failedAt: attestedAt.addingTimeInterval(60))
+                == .attested(facts, at: attestedAt)
+        )
+        #expect(HardwareAttestationState(facts: nil, attestedAt: nil, failedAt: attestedAt) == .failed(at: attestedAt))
+    }
+}
