@@ -44,6 +44,20 @@ import Testing
                     )
                 )
                 .get("data") { _, _ in "protected" }
+            // The same attester's token on a group that requires hardware: a PoW token is no hardware.
+            router.group("hardware")
+                .add(
+                    middleware: AttestationMiddleware(
+                        .init(
+                            appKey: try AppKey(validating: app.appKey),
+                            attestID: try AttestID(validating: "login-pow"),
+                            bindHeader: "Authorization",
+                            requireHardwareAttestation: true
+                        ),
+                        jwks: JWKSCache(url: server.baseURL.absoluteString + "/.well-known/jwks.json")
+                    )
+                )
+                .get("data") { _, _ in "protected" }
             let backend = Application(router: router)
             try await backend.test(.router) { client in
                 let header = HTTPField.Name("EO-Attest-Token")!
@@ -65,6 +79,12 @@ import Testing
                     headers: [header: token + "x", .authorization: "Bearer user-1"]
                 )
                 #expect(forged.status == .preconditionRequired)
+                let notHardware = try await client.execute(
+                    uri: "/hardware/data",
+                    method: .get,
+                    headers: [header: token, .authorization: "Bearer user-1"]
+                )
+                #expect(notHardware.status == .preconditionRequired && notHardware.headers[reason] == "hardware_required")
             }
         }
     }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-#if canImport(DeviceCheck)
+#if canImport(DeviceCheck) && !os(watchOS)
 import DeviceCheck
 #endif
 
@@ -17,24 +17,45 @@ public protocol AppAttestKeyService: Sendable {
     func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data
 }
 
-#if canImport(DeviceCheck)
-/// `DCAppAttestService.shared`, on devices that support it (`isSupported`; not the simulator).
-@available(iOS 14.0, macOS 11.0, *)
+#if canImport(DeviceCheck) && !os(watchOS)
+/// `DCAppAttestService.shared`, on devices that support it (`isSupported`; not the simulator). The
+/// completion-handler calls are wrapped here rather than the async ones called, so that no
+/// non-Sendable service object crosses an isolation boundary.
 public struct DeviceCheckAppAttest: AppAttestKeyService {
     public init() {}
 
     public var isSupported: Bool { DCAppAttestService.shared.isSupported }
 
     public func generateKey() async throws -> String {
-        try await DCAppAttestService.shared.generateKey()
+        try await withCheckedThrowingContinuation { continuation in
+            DCAppAttestService.shared.generateKey { keyID, error in
+                if let keyID { continuation.resume(returning: keyID) } else { continuation.resume(throwing: error ?? DCError(.unknownSystemFailure)) }
+            }
+        }
     }
 
     public func attestKey(_ keyID: String, clientDataHash: Data) async throws -> Data {
-        try await DCAppAttestService.shared.attestKey(keyID, clientDataHash: clientDataHash)
+        try await withCheckedThrowingContinuation { continuation in
+            DCAppAttestService.shared.attestKey(keyID, clientDataHash: clientDataHash) { attestation, error in
+                if let attestation {
+                    continuation.resume(returning: attestation)
+                } else {
+                    continuation.resume(throwing: error ?? DCError(.unknownSystemFailure))
+                }
+            }
+        }
     }
 
     public func generateAssertion(_ keyID: String, clientDataHash: Data) async throws -> Data {
-        try await DCAppAttestService.shared.generateAssertion(keyID, clientDataHash: clientDataHash)
+        try await withCheckedThrowingContinuation { continuation in
+            DCAppAttestService.shared.generateAssertion(keyID, clientDataHash: clientDataHash) { assertion, error in
+                if let assertion {
+                    continuation.resume(returning: assertion)
+                } else {
+                    continuation.resume(throwing: error ?? DCError(.unknownSystemFailure))
+                }
+            }
+        }
     }
 }
 #endif
