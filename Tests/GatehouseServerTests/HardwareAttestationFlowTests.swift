@@ -65,6 +65,14 @@ import X509
                 let calls = Calls(server: server, app: app, device: device)
                 try await Self.appleRefusals(calls, devices.apple)
                 try await Self.androidRefusals(calls, devices.android, revoked: devices.revokedAndroid)
+                // Rules weigh the attestation tags like the others.
+                let weights = #"{"weights":{"attestation.hardware":0,"attestation.failed":70,"attestation.missing":55}}"#
+                let rules = try await server.send(.put, "/v1/admin/apps/\(app.appKey)/risk/rules", body: weights)
+                #expect(rules.status == .ok, "\(String(decoding: rules.body, as: UTF8.self))")
+                let read = try await server.send(.get, "/v1/admin/apps/\(app.appKey)/risk/rules")
+                let stored = try #require(read.json?["rules"] as? [String: Any] ?? read.json)
+                let storedWeights = (stored["weights"] as? [String: Int]) ?? [:]
+                #expect(storedWeights["attestation.failed"] == 70 && storedWeights["attestation.missing"] == 55, "\(stored)")
             }
         }
     }

@@ -13,6 +13,8 @@ extension Components.Schemas.RiskWeights {
             (.deviceAccountsPerDay, \.velocity_deviceAccountsPerDay),
             (.accountDevicesPerDay, \.velocity_accountDevicesPerDay),
             (.ipDevicesPerHour, \.velocity_ipDevicesPerHour), (.ipChanged, \.network_ipChanged),
+            (.attestationHardware, \.attestation_hardware), (.attestationFailed, \.attestation_failed),
+            (.attestationMissing, \.attestation_missing),
         ]
     }
 
