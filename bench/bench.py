@@ -357,11 +357,16 @@ def main():
             handle.write("UPDATE ztokens SET consumed_at = now() WHERE app_id = '%s' AND token_id = 'pgb-' || :t AND consumed_at IS NULL "
                          "RETURNING issued_from, page_url;\n" % app_id)
             handle.write("SELECT * FROM devices WHERE app_id = '%s' AND device_id = %s;\n" % (app_id, device % "device_id"))
+            # The bounded counts of SQLStore.velocity (LIMIT threshold + 1; pairs from velocity_edges).
             handle.write(
-                "SELECT (SELECT count(*) FROM ztokens WHERE app_id = '{a}' AND device_id = {d} AND issued_at > now() - interval '1 minute') AS e, "
-                "(SELECT count(DISTINCT account_id) FROM ztokens WHERE app_id = '{a}' AND device_id = {d} AND issued_at > now() - interval '1 day') AS da, "
-                "(SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = '{a}' AND account_id = {c} AND issued_at > now() - interval '1 day') AS ad, "
-                "(SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = '{a}' AND issued_from = {i} AND issued_at > now() - interval '1 hour') AS ip;\n"
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM ztokens WHERE app_id = '{a}' AND device_id = {d} "
+                "AND issued_at > now() - interval '1 minute' LIMIT 11) e) AS e, "
+                "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 1 AND subject = {d} "
+                "AND last_seen > now() - interval '1 day' LIMIT 4) da) AS da, "
+                "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 2 AND subject = {c} "
+                "AND last_seen > now() - interval '1 day' LIMIT 4) ad) AS ad, "
+                "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 3 AND subject = {i} "
+                "AND last_seen > now() - interval '1 hour' LIMIT 21) ip) AS ip;\n"
                 .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
             handle.write("INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state, "
                          "client_address, user_agent, page_url, score, decision, tags) VALUES ('%s', gen_random_uuid(), now(), 3301, %s, %s, "
@@ -387,6 +392,10 @@ def main():
         at_half = wrk(server.url, [os.path.join(work, "query-half.txt"), ""], connections, duration, pause_ms)
         record("risk query (POST /v1/risk/query)", queried, "pgbench risk statements", risk_tps)
         record("risk query paced to at most half that rate", at_half, None, None)
+
+        # 4b. History growth (issue 21): the risk query's cost while an attack's history fills the
+        # velocity windows of the query's address and account.
+        growth = history_growth(server, cluster, app, devices, backend, smoke=arguments.smoke)
 
         # The floor again, next to the steps measured against it: a neighbour's load that comes and goes
         # over the run would otherwise skew their ratios to a floor measured minutes earlier.
@@ -466,7 +475,7 @@ def main():
         if problems:
             raise SystemExit("the run is not valid: " + "; ".join(problems))
         if not arguments.smoke:
-            write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, server.ready_seconds, connections, duration)
+            write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, server.ready_seconds, connections, duration, growth)
         print("\nbench: done")
     finally:
         if server:
@@ -482,7 +491,49 @@ def version(command):
         return "?"
 
 
-def write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, ready, connections, duration):
+HISTORY_ADDRESS = "203.0.113.66"
+HISTORY_ACCOUNT = "stuffed-account"
+
+
+def history_growth(server, cluster, app, devices, backend, smoke):
+    """Median and p90 latency of one client's risk queries for a token issued from HISTORY_ADDRESS
+    to HISTORY_ACCOUNT, with 0, 1,000, 10,000 and 100,000 ztokens of an attack's history in the
+    windows: each from that address, on a device of its own, half of them for that account, issued in
+    the last 50 seconds (inside every window). Returns [(rows, p50 ms, p90 ms)]."""
+    levels = [0, 1000] if smoke else [0, 1000, 10000, 100000]
+    per_level = 5 if smoke else 60
+    app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
+    measured, seeded = [], 0
+    for level in levels:
+        if level > seeded:
+            cluster.sql(
+                "INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) "
+                "SELECT '%s', 'history-' || t, 'history-device-' || t, 3301, CASE WHEN t %% 2 = 0 THEN '%s' ELSE 'history-' || t END, "
+                "now() - (t %% 50) * interval '1 second', now() + interval '1 hour', '%s', NULL FROM generate_series(%d, %d) t"
+                % (app_id, HISTORY_ACCOUNT, HISTORY_ADDRESS, seeded + 1, level))
+            cluster.sql("ANALYZE ztokens")
+            seeded = level
+        timings = []
+        for number in range(per_level):
+            device = devices[number % len(devices)]
+            body = json.dumps({"deviceId": device, "eventId": 3301, "accountId": HISTORY_ACCOUNT}).encode()
+            headers = app.sdk_headers("POST", "/v1/sdk/ztoken", body)
+            headers["X-Forwarded-For"] = HISTORY_ADDRESS
+            status, issued = call(server.url + "/v1/sdk/ztoken", "POST", body, headers)
+            assert status == 200, issued
+            query = {"ztoken": issued["z"], "eventId": 3301, "accountId": HISTORY_ACCOUNT, "clientIp": HISTORY_ADDRESS}
+            started = time.perf_counter()
+            status, decided = call(server.url + "/v1/risk/query", "POST", query, backend)
+            timings.append((time.perf_counter() - started) * 1000)
+            assert status == 200 and decided["tokenState"] == "fresh", decided
+        timings.sort()
+        measured.append((level, timings[len(timings) // 2], timings[int(len(timings) * 0.9)]))
+        print("risk query with %6d rows of history      p50 %6.2f ms, p90 %6.2f ms (%.2fx the empty history)"
+              % (level, measured[-1][1], measured[-1][2], measured[-1][1] / measured[0][1]), flush=True)
+    return measured
+
+
+def write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, ready, connections, duration, growth):
     rows = []
     for name, measured, floor_name, floor, unit in results:
         rate = measured["rate"] if isinstance(measured, dict) else measured
@@ -517,6 +568,12 @@ latency of all answers p50 / p99 / p99.9 / max {flood_p50:.0f} / {flood_p99:.0f}
 read {flood_read}, write {flood_write}). `/health/live` p99 / max: {probe_p99:.0f} / {probe_max:.0f} ms over {probe_probes}
 probes on the probe port (`GATEHOUSE_PROBE_PORT`), {live_p99:.0f} / {live_max:.0f} ms over {live_probes} on the serving port.
 
+History growth (issue 21's attack on the velocity counts): one client's risk queries for a ztoken
+issued from one address to one account, while that address's and account's windows hold an attack's
+history (each row a device of its own, half of them for that account, issued in the last 50 s);
+{per_level} queries per level, latency p50 / p90: {growth_rows}. Cost at the largest history: {growth_ratio:.2f}x the
+empty one (issue 21's target: at most 1.3x).
+
 Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak (reached by the end of: {peak_step}). Ready {ready:.3f} s after start (schema in place).
 """.format(command=arguments.command, date=datetime.date.today().isoformat(), cores=os.cpu_count(), cpu=cpu,
            memory=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30), system=platform.platform(),
@@ -530,7 +587,9 @@ Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak (reached by the end
            live_p99=flooded["live"]["serving"]["p99_ms"], live_max=flooded["live"]["serving"]["max_ms"],
            live_probes=flooded["live"]["serving"]["probes"], probe_p99=flooded["live"]["probe"]["p99_ms"],
            probe_max=flooded["live"]["probe"]["max_ms"], probe_probes=flooded["live"]["probe"]["probes"],
-           idle=idle_rss / 1024, peak=peak_rss / 1024, peak_step=peak_step, ready=ready)
+           idle=idle_rss / 1024, peak=peak_rss / 1024, peak_step=peak_step, ready=ready, per_level=60,
+           growth_rows="; ".join("%s rows %.2f / %.2f ms" % ("{:,}".format(rows), p50, p90) for rows, p50, p90 in growth),
+           growth_ratio=growth[-1][1] / growth[0][1])
     marker = "<!-- bench/run writes everything above this line -->"
     rest = ""
     if os.path.exists(arguments.output):

@@ -198,7 +198,7 @@ import Testing
         let reject = RiskEngine.judge(inputs(device: risky, velocity: busy), rules: rules)
         #expect(reject.decision == .reject && reject.score == 100)
         #expect(reject.tags.map(\.tag) == ["device.jailbreak", "velocity.device_accounts_per_day", "velocity.device_events_per_minute"])
-        #expect(reject.tags[2].reason == "11 events from this device in the last minute (limit 10).")
+        #expect(reject.tags[2].reason == "More than 10 events from this device in the last minute (limit 10).")
     }
 
     @Test func listsDecideOnTheirOwn() {

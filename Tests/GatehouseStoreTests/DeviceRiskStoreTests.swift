@@ -229,10 +229,25 @@ import Testing
             _ = try await issue(store, app: app, device: device, account: "old", at: now.addingTimeInterval(-7200))
             let claims = try await issue(store, app: app, device: device, account: "a")
             let queryKeys = try keys(app, claims, account: "a")
+            let rules = RiskRules.effective(app: nil, event: nil)
             let velocity = try await store.database.transaction { transaction in
-                try await SQLStore.velocity(queryKeys, deviceID: device.id, in: transaction)
+                try await SQLStore.velocity(queryKeys, deviceID: device.id, rules: rules, in: transaction)
             }
             #expect(velocity == Velocity(deviceEventsLastMinute: 4, deviceAccountsLastDay: 4, accountDevicesLastDay: 1, ipDevicesLastHour: 1))
+            // Past a threshold each count stops at threshold + 1, however much more there is.
+            for number in 0..<12 { _ = try await issue(store, app: app, device: device, account: "more-\(number)") }
+            let capped = try await store.database.transaction { transaction in
+                try await SQLStore.velocity(queryKeys, deviceID: device.id, rules: rules, in: transaction)
+            }
+            #expect(
+                capped
+                    == Velocity(
+                        deviceEventsLastMinute: rules.maxDeviceEventsPerMinute + 1,
+                        deviceAccountsLastDay: rules.maxDeviceAccountsPerDay + 1,
+                        accountDevicesLastDay: 1,
+                        ipDevicesLastHour: 1
+                    )
+            )
         }
     }
 

@@ -178,7 +178,9 @@ public enum RiskEngine {
             (velocity.accountDevicesLastDay, rules.maxAccountDevicesPerDay, .accountDevicesPerDay, "devices for this account in the last day"),
             (velocity.ipDevicesLastHour, rules.maxIPDevicesPerHour, .ipDevicesPerHour, "devices from this IP in the last hour"),
         ]
-        return checks.filter { $0.0 > $0.1 }.map { count, limit, tag, what in (tag, "\(count) \(what) (limit \(limit)).") }
+        // The store counts each up to its limit + 1 (the cost of counting stays flat under an attack),
+        // so past the limit the sentence says "more than".
+        return checks.filter { $0.0 > $0.1 }.map { _, limit, tag, what in (tag, "More than \(limit) \(what) (limit \(limit)).") }
     }
 
     static func tokenTag(_ state: ZTokenState) -> RiskTag? {

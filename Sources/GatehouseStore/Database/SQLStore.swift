@@ -21,7 +21,7 @@ public final class SQLStore: Sendable {
     init(database: any SQLDatabase, queueWait: Duration = .seconds(10)) {
         self.database = database
         ztokenWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { tokens in
-            try await Self.insertZTokens(tokens, in: database)
+            try await Self.recordZTokens(tokens, in: database)
             return tokens.map { _ in () }
         }
         nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { uses in

@@ -134,4 +134,6 @@ public struct PurgeReport: Sendable, Equatable {
     public let captchas: Int
     /// Cached STS credentials past their expiry.
     public var credentials: Int = 0
+    /// Velocity pairs no window reaches any more (last seen over 25 hours ago).
+    public var velocityEdges: Int = 0
 }

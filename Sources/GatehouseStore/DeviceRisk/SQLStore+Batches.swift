@@ -1,6 +1,20 @@
 import Foundation
 import GatehouseCore
 
+/// Who was seen with whom, for the distinct counts of a risk query (migration 0012).
+struct VelocityEdge: Hashable, Sendable {
+    enum Kind: Int {
+        case deviceAccounts = 1
+        case accountDevices = 2
+        case addressDevices = 3
+    }
+
+    let appID: AppID
+    let kind: Kind
+    let subject: String
+    let member: String
+}
+
 /// One SDK nonce to record, refused if the app has seen it within its window.
 struct NonceUse: Sendable {
     let appID: AppID
@@ -23,6 +37,46 @@ extension SQLStore {
     /// `VALUES ($1, ..., $w), ($w+1, ...), ...` for `rows` rows of `width` parameters.
     static func valuesList(rows: Int, width: Int) -> String {
         (0..<rows).map { row in "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")" }.joined(separator: ", ")
+    }
+
+    /// The tokens and their velocity pairs (`velocity_edges`), in one transaction.
+    static func recordZTokens(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {
+        do {
+            try await database.transaction { transaction in
+                try await insertZTokens(tokens, in: transaction)
+                try await upsertVelocityEdges(tokens, in: transaction)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unavailable(String(describing: type(of: error)))
+        }
+    }
+
+    /// One row per (device, account), (account, device) and (address, device) pair, its time moved
+    /// forward. Pairs are merged first: PostgreSQL refuses to update one row twice in a statement.
+    static func upsertVelocityEdges(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {
+        var edges: [VelocityEdge: Date] = [:]
+        for token in tokens {
+            let device = token.claims.deviceID.rawValue
+            var pairs = [VelocityEdge(appID: token.appID, kind: .deviceAccounts, subject: device, member: token.accountID.rawValue)]
+            pairs.append(VelocityEdge(appID: token.appID, kind: .accountDevices, subject: token.accountID.rawValue, member: device))
+            if let address = token.issuedFrom {
+                pairs.append(VelocityEdge(appID: token.appID, kind: .addressDevices, subject: address, member: device))
+            }
+            for pair in pairs { edges[pair] = max(edges[pair] ?? .distantPast, token.claims.issuedAt) }
+        }
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(edges.count * 5)
+        for (edge, seen) in edges {
+            binds += [.uuid(edge.appID.rawValue), .int(Int64(edge.kind.rawValue)), .text(edge.subject), .text(edge.member), .date(seen)]
+        }
+        try await database.query(
+            "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES " + valuesList(rows: edges.count, width: 5)
+                + " ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen"
+                + " WHERE velocity_edges.last_seen < excluded.last_seen",
+            binds
+        )
     }
 
     static func insertZTokens(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {

@@ -162,6 +162,15 @@ extension SQLStore: DeviceRiskStore {
             }
             var report = PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations, captchas: captchas)
             report.credentials = try await Self.deleteExpired(from: "sts_credentials", key: "cache_key", before: now, in: locked)
+            report.velocityEdges = try await Self.deleteInBatches(
+                """
+                DELETE FROM velocity_edges WHERE (app_id, kind, subject, member) IN
+                  (SELECT app_id, kind, subject, member FROM velocity_edges WHERE last_seen < $1 LIMIT $2)
+                RETURNING kind
+                """,
+                [.date(now.addingTimeInterval(-25 * 3_600)), .int(Self.purgeBatch)],
+                in: locked
+            )
             return report
         }
     }

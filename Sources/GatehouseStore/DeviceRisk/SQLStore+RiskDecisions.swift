@@ -30,7 +30,8 @@ extension SQLStore {
                 var velocity: Velocity?
                 if let deviceID = query.deviceID {
                     device = try await Self.device(appID: query.appID, id: deviceID, in: transaction)
-                    velocity = try await Self.velocity(query, deviceID: deviceID, in: transaction)
+                    let rules = RiskRules.effective(app: policy.rules[0], event: policy.rules[query.eventID.rawValue])
+                    velocity = try await Self.velocity(query, deviceID: deviceID, rules: rules, in: transaction)
                 }
                 let facts = RiskFacts(consumption: consumption, device: device, velocity: velocity, policy: policy, eventID: query.eventID)
                 let record = try decide(facts)
@@ -78,19 +79,35 @@ extension SQLStore {
         return .alreadyConsumed(issuedFrom: try row.optionalText("issued_from"), pageURL: try row.optionalText("page_url"))
     }
 
-    static func velocity(_ query: RiskQuery, deviceID: DeviceID, in transaction: any SQLDatabase) async throws(StoreError) -> Velocity {
+    /// The velocity counts, each read with `LIMIT` its threshold + 1: exact up to the threshold, and
+    /// "over it" past, at the same cost whatever an attack piled into the window. The distinct counts
+    /// read `velocity_edges` (one row per pair), the events count the device's own tokens.
+    static func velocity(
+        _ query: RiskQuery,
+        deviceID: DeviceID,
+        rules: EffectiveRiskRules,
+        in transaction: any SQLDatabase
+    )
+        async throws(StoreError) -> Velocity
+    {
         let rows = try await transaction.query(
             """
             SELECT
-              (SELECT count(*) FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $3) AS device_events,
-              (SELECT count(DISTINCT account_id) FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $4) AS device_accounts,
-              (SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = $1 AND account_id = $5 AND issued_at > $4) AS account_devices,
-              (SELECT count(DISTINCT device_id) FROM ztokens WHERE app_id = $1 AND issued_from = $6 AND issued_at > $7) AS ip_devices
+              (SELECT count(*) FROM (SELECT 1 FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $3 LIMIT $8) AS e)
+                AS device_events,
+              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
+                LIMIT $9) AS d) AS device_accounts,
+              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
+                LIMIT $10) AS a) AS account_devices,
+              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
+                LIMIT $11) AS i) AS ip_devices
             """,
             [
                 .uuid(query.appID.rawValue), .text(deviceID.rawValue), .date(query.at.addingTimeInterval(-60)),
                 .date(query.at.addingTimeInterval(-86_400)), .text(query.accountID.rawValue), .text(query.clientAddress.description),
-                .date(query.at.addingTimeInterval(-3_600)),
+                .date(query.at.addingTimeInterval(-3_600)), .int(Int64(rules.maxDeviceEventsPerMinute) + 1),
+                .int(Int64(rules.maxDeviceAccountsPerDay) + 1), .int(Int64(rules.maxAccountDevicesPerDay) + 1),
+                .int(Int64(rules.maxIPDevicesPerHour) + 1),
             ]
         )
         guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
