@@ -88,6 +88,15 @@ struct AttesterCommand: AsyncParsableCommand {
         @OptionGroup var hardware: HardwareAttesterOptions
         @OptionGroup var common: CommonOptions
 
+        /// The kind, with the proof-of-work format where there is work, the hardware requirement and the algorithm.
+        static func describe(_ attester: Attester) -> String {
+            var parts = [attester.kind.rawValue]
+            if attester.kind.asksForWork { parts.append(attester.pow.format.rawValue) }
+            if attester.requireHardwareAttestation && attester.kind.hardwarePlatform == nil { parts.append("requires hardware") }
+            parts.append(attester.algorithm.rawValue)
+            return parts.joined(separator: ", ")
+        }
+
         func run() async throws {
             var change = AttesterChange()
             if requireHardwareAttestation { change.requireHardwareAttestation = true }
@@ -109,7 +118,7 @@ struct AttesterCommand: AsyncParsableCommand {
             let result = try await withAttesterOperations(common) { operations, origin in
                 try await operations.createAttester(appKey, attestID: attestID, change: finalChange, origin: origin)
             }
-            print("attester \(result.attester.attestID) created (\(result.attester.pow.format.rawValue), \(result.attester.algorithm.rawValue))")
+            print("attester \(result.attester.attestID) created (\(Self.describe(result.attester)))")
             if let secret = result.sharedSecret { print("sharedSecret: \(secret)    (HS256 key, base64; shown once)") }
         }
     }
@@ -123,7 +132,7 @@ struct AttesterCommand: AsyncParsableCommand {
             let attesters = try await withAttesterOperations(common) { operations, _ in try await operations.attesters(appKey) }
             for attester in attesters {
                 let routes = attester.routes.map { "\($0.method):\($0.pathPrefix)" }.joined(separator: " ")
-                print("\(attester.attestID)\t\(attester.status.rawValue)\t\(attester.pow.format.rawValue)\t\(attester.tokenHeader)\t\(routes)")
+                print("\(attester.attestID)\t\(attester.status.rawValue)\t\(Create.describe(attester))\t\(attester.tokenHeader)\t\(routes)")
             }
         }
     }
