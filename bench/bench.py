@@ -493,6 +493,7 @@ def version(command):
 
 HISTORY_ADDRESS = "203.0.113.66"
 HISTORY_ACCOUNT = "stuffed-account"
+HISTORY_QUERIES = 60
 
 
 def history_growth(server, cluster, app, devices, backend, smoke):
@@ -501,7 +502,7 @@ def history_growth(server, cluster, app, devices, backend, smoke):
     windows: each from that address, on a device of its own, half of them for that account, issued in
     the last 50 seconds (inside every window). Returns [(rows, p50 ms, p90 ms)]."""
     levels = [0, 1000] if smoke else [0, 1000, 10000, 100000]
-    per_level = 5 if smoke else 60
+    per_level = 5 if smoke else HISTORY_QUERIES
     app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
     measured, seeded = [], 0
     for level in levels:
@@ -587,7 +588,7 @@ Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak (reached by the end
            live_p99=flooded["live"]["serving"]["p99_ms"], live_max=flooded["live"]["serving"]["max_ms"],
            live_probes=flooded["live"]["serving"]["probes"], probe_p99=flooded["live"]["probe"]["p99_ms"],
            probe_max=flooded["live"]["probe"]["max_ms"], probe_probes=flooded["live"]["probe"]["probes"],
-           idle=idle_rss / 1024, peak=peak_rss / 1024, peak_step=peak_step, ready=ready, per_level=60,
+           idle=idle_rss / 1024, peak=peak_rss / 1024, peak_step=peak_step, ready=ready, per_level=HISTORY_QUERIES,
            growth_rows="; ".join("%s rows %.2f / %.2f ms" % ("{:,}".format(rows), p50, p90) for rows, p50, p90 in growth),
            growth_ratio=growth[-1][1] / growth[0][1])
     marker = "<!-- bench/run writes everything above this line -->"

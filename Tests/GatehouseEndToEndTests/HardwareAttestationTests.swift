@@ -32,7 +32,7 @@ import FoundationNetworking
             try await SeedFlowTests.createAttester(
                 server,
                 app,
-                #"{"attestId":"api-pow","pow":{"maxNumber":2000},"adaptive":false,"routes":[{"method":"*","pathPrefix":"/api/"}]}"#
+                #"{"attestId":"api-pow","pow":{"maxNumber":2000},"adaptive":false,"maxUses":1,"routes":[{"method":"*","pathPrefix":"/api/"}]}"#
             )
             try await SeedFlowTests.createAttester(
                 server,
@@ -44,6 +44,7 @@ import FoundationNetworking
             )
             let router = Router()
             router.get("api/pay/orders") { _, _ in "paid" }
+            router.get("api/orders") { _, _ in "orders" }
             try await withLoopbackServer(router) { appAPI in
                 try await Peers.withNginx(gatehouse: [server.baseURL], appAPI: appAPI, credentials: app.backendCredentials) { gate, _ in
                     let payURL = gate.appendingPathComponent("api/pay/orders")
@@ -94,11 +95,17 @@ import FoundationNetworking
                     #expect(try Self.claims(powToken.token)["att"] == nil)
                     let refused = try await HTTP.send(.GET, payURL, headers: [powToken.header: powToken.token])
                     #expect(refused.status == 428 && refused.headers.first(name: AttestingSession.challengeHeader) == "ios-hardware")
+                    // That refusal spent none of the single-use token's one use: it still opens its own route once.
+                    let ordersURL = gate.appendingPathComponent("api/orders")
+                    #expect(try await HTTP.send(.GET, ordersURL, headers: [powToken.header: powToken.token]).status == 200)
+                    #expect(try await HTTP.send(.GET, ordersURL, headers: [powToken.header: powToken.token]).status == 428)
                     await #expect(throws: GatehouseClientError.hardwareAttestationUnavailable) {
                         try await AttestingSession(gatehouse: powPhone).data(for: URLRequest(url: payURL))
                     }
 
-                    try await Self.riskAndStorage(server, app, hardware: (phone, refreshed), pow: (powPhone, powToken))
+                    // A fresh single-use PoW token for the storage check (the one above is spent).
+                    let unspent = try await powPhone.attest(attestID: "api-pow")
+                    try await Self.riskAndStorage(server, app, hardware: (phone, refreshed), pow: (powPhone, unspent))
                 }
             }
         }

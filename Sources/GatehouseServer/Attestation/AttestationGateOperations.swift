@@ -60,12 +60,12 @@ public struct AttestationGateOperations: Sendable {
             attestID: attester.attestID,
             boundValue: attester.bindHeader.flatMap(header),
             requireBinding: attester.bindHeader != nil,
+            requireHardware: attester.requiresHardware,
             consume: true
         )
         switch outcome {
         case .inactive(let reason): return .challenge(attester: attester.attestID, reason: reason)
         case .active(let claims):
-            if attester.requiresHardware, claims.att == nil { return .challenge(attester: attester.attestID, reason: .hardwareRequired) }
             guard attester.requireSignature else { return .pass(attester: attester.attestID, claims: claims) }
             let verification = try await signatures.verify(
                 app: app,
@@ -91,6 +91,7 @@ public struct AttestationGateOperations: Sendable {
         attestID: AttestID?,
         boundValue: String?,
         requireBinding: Bool,
+        requireHardware: Bool = false,
         consume: Bool
     ) async throws
         -> Introspection
@@ -107,6 +108,8 @@ public struct AttestationGateOperations: Sendable {
         switch verified {
         case .failure(let reason): return .inactive(reason)
         case .success(let claims):
+            // Before a use is counted: a token refused here keeps its uses.
+            if requireHardware, claims.att == nil { return .inactive(.hardwareRequired) }
             if consume, let limit = claims.lim {
                 guard try await access.store.useToken(appID: app.id, jti: claims.jti, limit: limit, expiresAt: claims.expiresAt) else {
                     return .inactive(.usedUp)

@@ -77,10 +77,12 @@ public final class AttestationTrustSource: Sendable {
         return updated
     }
 
+    /// Google's list is a few hundred KiB; a file past 64 MiB is not one, and is not read.
     private static func read(_ path: String) -> (AttestationRevocationList, Date?)? {
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 64 << 20,
-            let list = try? AttestationRevocationList(json: data)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = attributes[.size] as? NSNumber, size.intValue <= 64 << 20,
+            let data = FileManager.default.contents(atPath: path), let list = try? AttestationRevocationList(json: data)
         else { return nil }
-        return (list, (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date)
+        return (list, attributes[.modificationDate] as? Date)
     }
 }

@@ -11,11 +11,10 @@ import GatehouseCore
 struct RiskPolicy: Sendable {
     let rules: [Int: RiskRules]
     let listEntries: [RiskListEntry]
-    var hardwareRequired = false
 }
 
 extension RiskFacts {
-    init(consumption: Consumption?, device: Device?, velocity: Velocity?, policy: RiskPolicy, eventID: EventID) {
+    init(consumption: Consumption?, device: Device?, velocity: Velocity?, policy: RiskPolicy, eventID: EventID, hardwareRequired: Bool = false) {
         self.init(
             consumption: consumption,
             device: device,
@@ -23,7 +22,7 @@ extension RiskFacts {
             listEntries: policy.listEntries,
             appRules: policy.rules[0],
             eventRules: policy.rules[eventID.rawValue],
-            hardwareRequired: policy.hardwareRequired
+            hardwareRequired: hardwareRequired
         )
     }
 }

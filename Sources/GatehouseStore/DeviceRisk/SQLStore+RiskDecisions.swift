@@ -8,12 +8,7 @@ extension SQLStore {
         _ query: RiskQuery,
         decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision {
-        var cachedPolicy = try await riskPolicy(appID: query.appID)
-        // Attesters have their own copy (changed through another path than rules and lists).
-        cachedPolicy.hardwareRequired = try await attesters(appID: query.appID).contains {
-            $0.attester.status == .active && $0.attester.requiresHardware
-        }
-        let policy = cachedPolicy
+        let policy = try await riskPolicy(appID: query.appID)
         guard let tokenID = query.tokenID else {
             // Nothing to consume and no device to read (a forged, expired or mismatched token): the
             // decision row is the only write, so it joins a group commit instead of a transaction.
@@ -23,6 +18,11 @@ extension SQLStore {
             return RecordedRiskDecision(record: record, facts: facts)
         }
         ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)
+        // Only a query with a device can be tagged attestation.missing; the attesters are the
+        // instance's copy (a refused token never asks).
+        let hardwareRequired = try await attesters(appID: query.appID).contains {
+            $0.attester.status == .active && $0.attester.requiresHardware
+        }
         do {
             return try await database.transaction { transaction in
                 let consumption = try await Self.consume(tokenID, query, in: transaction)
@@ -33,7 +33,14 @@ extension SQLStore {
                     let rules = RiskRules.effective(app: policy.rules[0], event: policy.rules[query.eventID.rawValue])
                     velocity = try await Self.velocity(query, deviceID: deviceID, rules: rules, in: transaction)
                 }
-                let facts = RiskFacts(consumption: consumption, device: device, velocity: velocity, policy: policy, eventID: query.eventID)
+                let facts = RiskFacts(
+                    consumption: consumption,
+                    device: device,
+                    velocity: velocity,
+                    policy: policy,
+                    eventID: query.eventID,
+                    hardwareRequired: hardwareRequired
+                )
                 let record = try decide(facts)
                 try await Self.insertDecisions([record], in: transaction)
                 return RecordedRiskDecision(record: record, facts: facts)

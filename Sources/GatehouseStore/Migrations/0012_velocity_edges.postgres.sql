@@ -14,7 +14,7 @@ CREATE TABLE velocity_edges (
 
 CREATE INDEX velocity_edges_recent ON velocity_edges (app_id, kind, subject, last_seen);
 
-CREATE INDEX velocity_edges_by_age ON velocity_edges (app_id, last_seen);
+CREATE INDEX velocity_edges_by_age ON velocity_edges (last_seen);
 
 -- The windows' history carries over: the last day's tokens as pairs.
 INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen)

@@ -11,7 +11,7 @@ CREATE TABLE velocity_edges (
 
 CREATE INDEX velocity_edges_recent ON velocity_edges (app_id, kind, subject, last_seen);
 
-CREATE INDEX velocity_edges_by_age ON velocity_edges (app_id, last_seen);
+CREATE INDEX velocity_edges_by_age ON velocity_edges (last_seen);
 
 INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen)
 SELECT app_id, 1, device_id, account_id, max(issued_at) FROM ztokens
