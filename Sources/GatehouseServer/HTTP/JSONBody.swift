@@ -51,7 +51,7 @@ enum JSONBody {
             detail: "The request body must arrive within \(context.bodyTimeout)."
         )
         do {
-            return try await BoundedWait.run(within: context.bodyTimeout, otherwise: tooSlow) {
+            return try await BoundedWait.runToEnd(within: context.bodyTimeout, otherwise: tooSlow) {
                 var request = request
                 return try await request.collectBody(upTo: limit)
             }

@@ -28,6 +28,31 @@ public enum BoundedWait {
         }
     }
 
+    /// The same bound for work that stops when cancelled, run structured: when this returns, `body` has
+    /// ended. Reading a request body needs it: Hummingbird reads what is left of a body once its
+    /// handler has returned, and a second reader of the same stream still waiting in the left-behind
+    /// task of `run` crashes the process (two concurrent `next()` on one NIO sequence). NIO's body
+    /// stream ends at once when its reader is cancelled, so waiting for it costs nothing.
+    public static func runToEnd<T: Sendable>(
+        within limit: Duration,
+        otherwise timeout: any Error & Sendable,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let answer: T? = try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        // A cancelled reader may hand back what it had so far as if it were all.
+        try Task.checkCancellation()
+        guard let answer else { throw timeout }
+        return answer
+    }
+
     /// The one answer of a race: whichever of the work and the timer finishes first.
     final class Once<T: Sendable>: Sendable {
         enum State {

@@ -1,0 +1,64 @@
+import Synchronization
+import Testing
+
+@testable import GatehouseStore
+
+/// The two bounded waits: `run` answers on time even when its work ignores cancellation (and leaves
+/// it behind); `runToEnd` answers on time for work that stops when cancelled, and only once it has.
+@Suite struct BoundedWaitTests {
+    struct TooSlow: Error, Equatable {}
+
+    @Test func runToEndAnswersTheWorkWhenItComesFirst() async throws {
+        let value = try await BoundedWait.runToEnd(within: .seconds(5), otherwise: TooSlow()) { 42 }
+        #expect(value == 42)
+    }
+
+    @Test func runToEndPassesOnTheWorksError() async throws {
+        await #expect(throws: TooSlow.self) {
+            try await BoundedWait.runToEnd(within: .seconds(5), otherwise: StoreError.unavailable("x")) { () async throws -> Int in
+                throw TooSlow()
+            }
+        }
+    }
+
+    @Test func runToEndTimesOutAndTheWorkHasEndedWhenItAnswers() async throws {
+        let ended = Atomic<Bool>(false)
+        let started = ContinuousClock.now
+        await #expect(throws: TooSlow.self) {
+            try await BoundedWait.runToEnd(within: .milliseconds(100), otherwise: TooSlow()) { () async throws -> Int in
+                defer { ended.store(true, ordering: .sequentiallyConsistent) }
+                try await Task.sleep(for: .seconds(30))
+                return 1
+            }
+        }
+        let endedBeforeTheAnswer = ended.load(ordering: .sequentiallyConsistent)
+        #expect(endedBeforeTheAnswer, "the work is over before the answer, not left behind")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func runToEndRefusesWhatACancelledWorkHandsBack() async throws {
+        // A cancelled body reader can return what it had so far; the caller must not take it for the whole.
+        let waiting = Task {
+            try await BoundedWait.runToEnd(within: .seconds(30), otherwise: TooSlow()) { () async -> Int in
+                try? await Task.sleep(for: .seconds(30))
+                return 7
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+
+    @Test func runAnswersOnTimeWhenTheWorkIgnoresCancellation() async throws {
+        let started = ContinuousClock.now
+        await #expect(throws: TooSlow.self) {
+            try await BoundedWait.run(within: .milliseconds(100), otherwise: TooSlow()) { () async -> Int in
+                // Not cancellable: a blocking wait stands in for a connection whose peer vanished.
+                let until = ContinuousClock.now + .seconds(2)
+                while ContinuousClock.now < until { try? await Task.sleep(for: .milliseconds(10)) }
+                return 1
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+    }
+}
