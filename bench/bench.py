@@ -310,20 +310,20 @@ def main():
         plain = wrk(server.url, [os.path.join(work, "live.txt"), ""], connections, duration)
         record("plain-text floor (GET /health/live)", plain, None, None)
 
-        # 2. pgbench: the single-row INSERT that ztoken issuance does.
+        # 2. pgbench: the single-row INSERT that a risk query's consumption of its ztoken does.
         insert = os.path.join(work, "insert.sql")
         with open(insert, "w") as handle:
             handle.write(
-                "INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) "
-                "VALUES ('00000000-0000-4000-8000-000000000001', md5(random()::text || clock_timestamp()::text), 'bench-device', 3301, "
-                "'account', now(), now() + interval '1 hour', '127.0.0.1', NULL);\n")
+                "INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
+                "VALUES ('00000000-0000-4000-8000-000000000001', md5(random()::text || clock_timestamp()::text), 'bench-device', "
+                "now(), now() + interval '1 hour');\n")
         insert_tps = cluster.pgbench(insert, connections, duration)
-        record("pgbench single-row INSERT into ztokens", insert_tps, None, None, "tps")
+        record("pgbench single-row INSERT into consumed_ztokens", insert_tps, None, None, "tps")
 
         # 3. ztoken issuance: signed SDK requests, each with its own nonce.
         write_lines(os.path.join(work, "issue.txt"), [issuance(number) for number in range(volume)])
         issued = wrk(server.url, [os.path.join(work, "issue.txt"), ""], connections, duration)
-        record("ztoken issuance (POST /v1/sdk/ztoken)", issued, "pgbench INSERT", insert_tps)
+        record("server-minted ztoken (POST /v1/sdk/ztoken)", issued, "pgbench INSERT", insert_tps)
         issued["note"] = "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms" % (issued["p50_ms"], issued["p99_ms"], issued["p999_ms"])
 
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
@@ -344,23 +344,30 @@ def main():
         cluster.sql("CREATE TABLE bench_devices (n integer PRIMARY KEY, device_id text, account_id text, address text)")
         cluster.sql("INSERT INTO bench_devices VALUES " + ", ".join(
             "(%d, '%s', '%s', '%s')" % (number, device, account(number), address(number)) for number, device in enumerate(devices)))
-        # Its tokens were issued two days ago, outside every velocity window, to count what the real
+        # Earlier consumptions two days ago, outside every velocity window, to count what the real
         # queries count.
-        cluster.sql("INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) "
-                    "SELECT '%s', 'pgb-' || t, d.device_id, 3301, d.account_id, now() - interval '2 days', now() + interval '1 day', "
-                    "d.address, NULL FROM generate_series(1, %d) t JOIN bench_devices d ON d.n = t %% %d" % (app_id, volume * 3, DEVICES))
+        cluster.sql("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
+                    "SELECT '%s', 'pgb-old-' || t, d.device_id, now() - interval '2 days', now() - interval '2 days' "
+                    "FROM generate_series(1, %d) t JOIN bench_devices d ON d.n = t %% %d" % (app_id, volume * 3, DEVICES))
         cluster.sql("ANALYZE")
         device = "(SELECT %s FROM bench_devices WHERE n = :d)"
         risk_script = os.path.join(work, "risk.sql")
         with open(risk_script, "w") as handle:
-            handle.write("\\set t random(1, %d)\n\\set d random(0, %d)\nBEGIN;\n" % (volume * 3, DEVICES - 1))
-            handle.write("UPDATE ztokens SET consumed_at = now() WHERE app_id = '%s' AND token_id = 'pgb-' || :t AND consumed_at IS NULL "
-                         "RETURNING issued_from, page_url;\n" % app_id)
+            handle.write("\\set d random(0, %d)\nBEGIN;\n" % (DEVICES - 1))
+            handle.write("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES ('%s', "
+                         "md5(random()::text || clock_timestamp()::text), %s, now(), now() + interval '5 minutes') "
+                         "ON CONFLICT (app_id, token_id) DO NOTHING RETURNING token_id;\n" % (app_id, device % "device_id"))
+            # SQLStore.upsertVelocityEdges: the query's three pairs.
+            handle.write(
+                "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES ('{a}', 1, {d}, {c}, now()), "
+                "('{a}', 2, {c}, {d}, now()), ('{a}', 3, {i}, {d}, now()) ON CONFLICT (app_id, kind, subject, member) "
+                "DO UPDATE SET last_seen = excluded.last_seen WHERE velocity_edges.last_seen < excluded.last_seen;\n"
+                .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
             handle.write("SELECT * FROM devices WHERE app_id = '%s' AND device_id = %s;\n" % (app_id, device % "device_id"))
             # The bounded counts of SQLStore.velocity (LIMIT threshold + 1; pairs from velocity_edges).
             handle.write(
-                "SELECT (SELECT count(*) FROM (SELECT 1 FROM ztokens WHERE app_id = '{a}' AND device_id = {d} "
-                "AND issued_at > now() - interval '1 minute' LIMIT 11) e) AS e, "
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = '{a}' AND device_id = {d} "
+                "AND consumed_at > now() - interval '1 minute' LIMIT 11) e) AS e, "
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 1 AND subject = {d} "
                 "AND last_seen > now() - interval '1 day' LIMIT 4) da) AS da, "
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 2 AND subject = {c} "
@@ -370,7 +377,7 @@ def main():
                 .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
             handle.write("INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state, "
                          "client_address, user_agent, page_url, score, decision, tags) VALUES ('%s', gen_random_uuid(), now(), 3301, %s, %s, "
-                         "'pgb-' || :t, 'fresh', %s, NULL, NULL, 0, 'pass', '[]');\nCOMMIT;\n"
+                         "md5(random()::text), 'fresh', %s, NULL, NULL, 0, 'pass', '[]');\nCOMMIT;\n"
                          % (app_id, device % "account_id", device % "device_id", device % "address"))
         risk_tps = cluster.pgbench(risk_script, connections, duration)
         record("pgbench risk-query statements", risk_tps, None, None, "tps")
@@ -402,10 +409,13 @@ def main():
         plain_again = wrk(server.url, [os.path.join(work, "live.txt"), ""], connections, duration)
         record("plain-text floor again, before steps 5 and 6", plain_again, None, None)
 
-        # 5. Forged ztokens: refused before the database.
+        # 5. Forged ztokens: refused before the database. Real tokens with their MAC altered, so that
+        # each costs what a forgery costs most: its device's key derived, its MAC computed.
         forged_lines = []
         for number in range(2000):
-            forged = base64.urlsafe_b64encode(os.urandom(64)).rstrip(b"=").decode()
+            real = bytearray(base64.urlsafe_b64decode(tokens[number % len(tokens)] + "=="))
+            real[-16:] = os.urandom(16)
+            forged = base64.urlsafe_b64encode(bytes(real)).rstrip(b"=").decode()
             body = json.dumps({"ztoken": forged, "eventId": 3301, "accountId": "a", "clientIp": "203.0.113.7"}).encode()
             forged_lines.append(line("POST", "/v1/risk/query", backend, body))
         write_lines(os.path.join(work, "forged.txt"), forged_lines)
@@ -507,12 +517,18 @@ def history_growth(server, cluster, app, devices, backend, smoke):
     measured, seeded = [], 0
     for level in levels:
         if level > seeded:
-            cluster.sql(
-                "INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) "
-                "SELECT '%s', 'history-' || t, 'history-device-' || t, 3301, CASE WHEN t %% 2 = 0 THEN '%s' ELSE 'history-' || t END, "
-                "now() - (t %% 50) * interval '1 second', now() + interval '1 hour', '%s', NULL FROM generate_series(%d, %d) t"
-                % (app_id, HISTORY_ACCOUNT, HISTORY_ADDRESS, seeded + 1, level))
-            cluster.sql("ANALYZE ztokens")
+            # What the server keeps of those tokens' consumption: their ids, and the pairs (address,
+            # device) and (account, device) the velocity counts read.
+            history = "FROM generate_series(%d, %d) t" % (seeded + 1, level)
+            seen = "now() - (t % 50) * interval '1 second'"
+            cluster.sql("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
+                        "SELECT '%s', 'history-' || t, 'history-device-' || t, %s, now() + interval '1 hour' %s" % (app_id, seen, history))
+            cluster.sql("INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) "
+                        "SELECT '%s', 3, '%s', 'history-device-' || t, %s %s" % (app_id, HISTORY_ADDRESS, seen, history))
+            cluster.sql("INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) "
+                        "SELECT '%s', 2, '%s', 'history-device-' || t, %s %s WHERE t %% 2 = 0" % (app_id, HISTORY_ACCOUNT, seen, history))
+            cluster.sql("ANALYZE consumed_ztokens")
+            cluster.sql("ANALYZE velocity_edges")
             seeded = level
         timings = []
         for number in range(per_level):

@@ -1,65 +1,129 @@
 import Crypto
 import Foundation
+import GatehouseSigning
 import Testing
 
 @testable import GatehouseCore
 
 @Suite struct ZTokenTests {
-    let key = SymmetricKey(data: Array(repeating: UInt8(9), count: 32))
+    let keys = ServerKeys(box: try! SecretBox(masterKey: Array(repeating: 9, count: 32)))
     let app = AppID(UUID())
     let device = DeviceID(bytes: Array(0..<16))
     let event = try! EventID(validating: 3348)
     let account = try! AccountID(validating: "10538532")
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func issue(ttl: Int = 300) -> (token: String, claims: ZTokenClaims) {
-        var generator = SystemRandomNumberGenerator()
-        return ZToken.issue(app: app, device: device, event: event, account: account, ttlSeconds: ttl, at: now, key: key, using: &generator)
+    /// Minted as the device does: with the key and context device start hands it.
+    func mint(ttl: UInt16 = 300, epoch: UInt32 = 3, at issued: Date? = nil, account: String? = nil) -> String {
+        let grant = ZToken.deviceKey(app: app, device: device, epoch: epoch, keys: keys)
+        return ZTokenFormat.mint(
+            tokenID: Array(repeating: 7, count: 12),
+            issuedAt: UInt32((issued ?? now).timeIntervalSince1970),
+            ttlSeconds: ttl,
+            event: event.rawValue,
+            account: account ?? self.account.rawValue,
+            context: grant.context,
+            key: grant.key
+        )
+    }
+
+    func check(
+        _ token: String,
+        app: AppID? = nil,
+        event: EventID? = nil,
+        account: AccountID? = nil,
+        maxTTL: Int = 300,
+        at: Date? = nil
+    )
+        -> (state: ZTokenState, claims: ZTokenClaims?)
+    {
+        ZToken.check(
+            token,
+            app: app ?? self.app,
+            event: event ?? self.event,
+            account: account ?? self.account,
+            maxTTL: maxTTL,
+            at: at ?? now,
+            keys: keys
+        )
     }
 
     @Test func tokensAreShortURLSafeBase64AndCarryTheirClaims() {
-        let (token, claims) = issue()
-        #expect(token.count == 86 && token.count < ZToken.maxTextLength)
-        #expect(Base64URL.decode(token)?.count == 64)
+        let token = mint()
+        #expect(token.count == 91 && token.count < ZToken.maxTextLength)
+        #expect(Base64URL.decode(token)?.count == ZTokenFormat.byteCount)
         #expect(!token.contains("=") && !token.contains("+") && !token.contains("/"))
-        let checked = ZToken.check(token, app: app, event: event, account: account, at: now, key: key)
+        let checked = check(token)
         #expect(checked.state == .fresh)
-        #expect(checked.claims == claims)
-        #expect(claims.deviceID == device && claims.eventID == event)
+        #expect(checked.claims?.deviceID == device && checked.claims?.eventID == event && checked.claims?.keyEpoch == 3)
+        #expect(checked.claims?.tokenID == Base64URL.encode(Array(repeating: UInt8(7), count: 12)) && checked.claims?.fromPage == false)
     }
 
-    @Test func bindingsAreCheckedWithoutAnyLookup() throws {
-        let (token, _) = issue()
-        let otherApp = AppID(UUID())
-        #expect(ZToken.check(token, app: otherApp, event: event, account: account, at: now, key: key).state == .wrongApp)
-        #expect(ZToken.check(token, app: app, event: try EventID(validating: 3300), account: account, at: now, key: key).state == .wrongEvent)
-        #expect(ZToken.check(token, app: app, event: event, account: try AccountID(validating: "other"), at: now, key: key).state == .wrongAccount)
-        #expect(ZToken.check(token, app: app, event: event, account: account, at: now.addingTimeInterval(300), key: key).state == .expired)
-        #expect(ZToken.check(token, app: app, event: event, account: account, at: now.addingTimeInterval(299), key: key).state == .fresh)
-    }
-
-    @Test func forgedAlteredTruncatedAndForeignTokensAreForged() {
-        let (token, _) = issue()
-        var altered = Array(token)
-        altered[20] = altered[20] == "A" ? "B" : "A"
-        let otherKey = SymmetricKey(data: Array(repeating: UInt8(1), count: 32))
+    @Test func theServerMintsTheSameFormat() {
         var generator = SystemRandomNumberGenerator()
-        let foreign = ZToken.issue(
+        let token = ZToken.issue(
             app: app,
             device: device,
+            epoch: 3,
             event: event,
             account: account,
             ttlSeconds: 300,
+            fromPage: true,
             at: now,
-            key: otherKey,
+            keys: keys,
             using: &generator
         )
-        let candidates = [
-            String(altered), String(token.dropLast(4)), String(repeating: "A", count: 200), "not base64 at all!", "", foreign.token,
-            token + "AAAA",
+        let checked = check(token)
+        #expect(checked.state == .fresh && checked.claims?.fromPage == true)
+    }
+
+    @Test func bindingsAreCheckedWithoutAnyLookup() throws {
+        let token = mint()
+        #expect(check(token, app: AppID(UUID())).state == .wrongApp)
+        #expect(check(token, app: AppID(UUID())).claims == nil, "a token for another app names nothing this app trusts")
+        #expect(check(token, event: try EventID(validating: 3300)).state == .wrongEvent)
+        #expect(check(token, account: try AccountID(validating: "other")).state == .wrongAccount)
+        #expect(check(token, at: now.addingTimeInterval(300)).state == .expired)
+        #expect(check(token, at: now.addingTimeInterval(299)).state == .fresh)
+    }
+
+    @Test func theDeviceCannotOutliveTheAppsLifetimeNorMintAheadOfTheClock() {
+        let long = mint(ttl: 3600)
+        #expect(check(long, maxTTL: 300, at: now.addingTimeInterval(299)).state == .fresh)
+        #expect(check(long, maxTTL: 300, at: now.addingTimeInterval(300)).state == .expired, "cut to the app's 300 s")
+        #expect(check(long, maxTTL: 300).claims?.ttlSeconds == 300)
+        #expect(check(long, maxTTL: 300).claims?.consumptionKeptUntil == now.addingTimeInterval(3600), "remembered as long as it could live")
+        #expect(check(mint(at: now.addingTimeInterval(ZToken.clockSkew))).state == .fresh, "within the skew")
+        #expect(check(mint(at: now.addingTimeInterval(ZToken.clockSkew + 1))).state == .expired, "from too far ahead")
+    }
+
+    @Test func forgedAlteredTruncatedAndForeignTokensAreForged() {
+        let token = mint()
+        let otherKeys = ServerKeys(box: try! SecretBox(masterKey: Array(repeating: 1, count: 32)))
+        let foreignGrant = ZToken.deviceKey(app: app, device: device, epoch: 3, keys: otherKeys)
+        let ownContext = ZToken.deviceKey(app: app, device: device, epoch: 3, keys: keys).context
+        // Another installation's key with this app's context: the app tag matches, the MAC does not.
+        let foreign = ZTokenFormat.mint(
+            tokenID: Array(repeating: 1, count: 12),
+            issuedAt: UInt32(now.timeIntervalSince1970),
+            ttlSeconds: 300,
+            event: event.rawValue,
+            account: account.rawValue,
+            context: ownContext,
+            key: foreignGrant.key
+        )
+        var candidates = [
+            String(token.dropLast(4)), String(repeating: "A", count: 200), "not base64 at all!", "", foreign, token + "AAAA",
         ]
+        // Every byte but the app tag's, altered: the MAC covers them all (another epoch or device included).
+        let bytes = Base64URL.decode(token)!
+        for index in bytes.indices where !(28..<32).contains(index) {
+            var altered = bytes
+            altered[index] ^= 0x01
+            candidates.append(Base64URL.encode(altered))
+        }
         for candidate in candidates {
-            let checked = ZToken.check(candidate, app: app, event: event, account: account, at: now, key: key)
+            let checked = check(candidate)
             #expect(checked.state == .forged, "\(candidate)")
             #expect(checked.claims == nil)
         }
@@ -169,7 +233,7 @@ import Testing
             tokenState: state,
             device: device ?? self.device,
             velocity: velocity ?? quiet,
-            issuedFrom: "198.51.100.1",
+            startedFrom: "198.51.100.1",
             clientAddress: "198.51.100.1",
             listHits: lists
         )
@@ -230,6 +294,59 @@ import Testing
         #expect(effective.weights[.deviceProxy] == 50 && effective.weights[.deviceVPN] == 10)
         #expect(throws: DomainError.self) { try RiskRules(weights: ["token.forged": 1]).validated() }
         #expect(throws: DomainError.self) { try RiskRules(rejectAt: 0).validated() }
+    }
+
+    @Test func anAddressOtherThanTheStartsIsTagged() {
+        var moved = inputs()
+        moved.clientAddress = "203.0.113.9"
+        let verdict = RiskEngine.judge(moved, rules: rules)
+        #expect(verdict.tags.map(\.tag) == ["network.ip_changed"])
+        #expect(verdict.tags[0].reason == "The device started from 198.51.100.1 and the ztoken is used from 203.0.113.9.")
+    }
+
+    @Test func aFreshTokenForAnEventTheAppDoesNotHaveIsTheWrongEvent() throws {
+        let keys = ServerKeys(box: try SecretBox(masterKey: Array(repeating: 9, count: 32)))
+        var generator = SystemRandomNumberGenerator()
+        let event = try EventID(validating: 3399)
+        let account = try AccountID(validating: "u")
+        let token = ZToken.issue(
+            app: device.appID,
+            device: device.id,
+            epoch: 0,
+            event: event,
+            account: account,
+            ttlSeconds: 300,
+            fromPage: false,
+            at: Date(),
+            keys: keys,
+            using: &generator
+        )
+        let query = try RiskQuery(
+            ztoken: token,
+            eventID: 3399,
+            accountID: "u",
+            clientIP: "198.51.100.1",
+            userAgent: nil,
+            app: device.appID,
+            ztokenTTL: 300,
+            keys: keys,
+            at: Date()
+        )
+        #expect(query.tokenState == .fresh)
+        func decided(registered: Bool) -> ZTokenState {
+            let facts = RiskFacts(
+                consumption: .consumed(pageURL: nil),
+                device: device,
+                velocity: quiet,
+                listEntries: [],
+                appRules: nil,
+                eventRules: nil,
+                eventRegistered: registered
+            )
+            return RiskEngine.decide(query, facts: facts, id: UUID()).tokenState
+        }
+        #expect(decided(registered: true) == .fresh)
+        #expect(decided(registered: false) == .wrongEvent)
     }
 
     @Test func theSameInputsAlwaysGiveTheSameVerdict() {

@@ -122,14 +122,14 @@ import FoundationNetworking
     ) async throws {
         let backend = SeedFlowTests.backend(server, app)
         let hardwareTags = try await backend.queryRisk(
-            ztoken: try await hardware.0.zToken(event: 3301, account: "alice"),
+            ztoken: try hardware.0.zToken(event: 3301, account: "alice"),
             eventID: 3301,
             accountID: "alice",
             clientIP: "203.0.113.7"
         ).tags.map(\.tag)
         #expect(hardwareTags.contains("attestation.hardware") && !hardwareTags.contains("attestation.missing"), "\(hardwareTags)")
         let powTags = try await backend.queryRisk(
-            ztoken: try await pow.0.zToken(event: 3301, account: "bob"),
+            ztoken: try pow.0.zToken(event: 3301, account: "bob"),
             eventID: 3301,
             accountID: "bob",
             clientIP: "203.0.113.8"

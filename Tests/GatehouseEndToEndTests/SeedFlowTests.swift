@@ -55,16 +55,41 @@ import FoundationNetworking
             let client = Self.gatehouse(server, app, logs: logs)
             let ready = Lines()
             await client.onReady { device in ready.append(device) }
-            await #expect(throws: GatehouseClientError.notStarted) { try await client.zToken(event: 3301, account: "alice") }
+            #expect(throws: GatehouseClientError.notStarted) { try client.zToken(event: 3301, account: "alice") }
             let device = try await client.start()
             try await client.start()
             #expect(ready.all == [device], "the ready handler runs once")
 
-            let ztoken = try await client.zToken(event: 3301, account: "alice")
-            #expect(try await client.zToken(event: 3301, account: "alice") != ztoken, "ztokens are never cached")
-            let decision = try await Self.backend(server, app).queryRisk(ztoken: ztoken, eventID: 3301, accountID: "alice", clientIP: "203.0.113.7")
-            #expect(decision.tokenState.rawValue == "fresh" && decision.deviceId == device)
-            await #expect(throws: GatehouseClientError.self) { try await client.zToken(event: 3399, account: "alice") }
+            // Minted on the device, synchronously, with no request: the server sees it first in the query.
+            let ztoken = try client.zToken(event: 3301, account: "alice")
+            #expect(ztoken.count < 100)
+            #expect(try client.zToken(event: 3301, account: "alice") != ztoken, "ztokens are never cached")
+            let backend = Self.backend(server, app)
+            let decision = try await backend.queryRisk(ztoken: ztoken, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1")
+            #expect(decision.tokenState.rawValue == "fresh" && decision.deviceId == device && decision.tags.isEmpty, "\(decision.tags)")
+            let replayed = try await backend.queryRisk(ztoken: ztoken, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1")
+            #expect(replayed.tokenState.rawValue == "replayed")
+            // Another address than the device started from is tagged; the wrong account is refused.
+            let moved = try await backend.queryRisk(
+                ztoken: try client.zToken(event: 3301, account: "alice"),
+                eventID: 3301,
+                accountID: "alice",
+                clientIP: "203.0.113.7"
+            )
+            #expect(moved.tokenState.rawValue == "fresh" && moved.tags.map(\.tag) == ["network.ip_changed"])
+            let stolen = try await backend.queryRisk(
+                ztoken: try client.zToken(event: 3301, account: "alice"),
+                eventID: 3301,
+                accountID: "mallory",
+                clientIP: "127.0.0.1"
+            )
+            #expect(stolen.tokenState.rawValue == "wrongAccount")
+            // A server-minted token has the same format and the same single use.
+            let minted = try await client.serverZToken(event: 3301, account: "alice")
+            #expect(
+                try await backend.queryRisk(ztoken: minted, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1").tokenState.rawValue == "fresh"
+            )
+            #expect(throws: GatehouseClientError.self) { try client.zToken(event: 3399, account: "alice") }
             #expect(logs.all.contains { $0.contains("device started") } && !logs.all.joined().contains(ztoken))
         }
     }
@@ -244,7 +269,7 @@ import FoundationNetworking
             let client = Self.gatehouse(server, app)
             try await client.start()
             // The device's account comes from the backend's risk query, as in the STS seed's flow.
-            let ztoken = try await client.zToken(event: 3301, account: "alice")
+            let ztoken = try client.zToken(event: 3301, account: "alice")
             _ = try await Self.backend(server, app).queryRisk(ztoken: ztoken, eventID: 3301, accountID: "alice", clientIP: "203.0.113.7")
 
             try await Peers.withMoto { moto, accessKey, secret, roleArn in

@@ -8,7 +8,7 @@ public struct RecentDeviceActivity: Equatable, Sendable {
     /// Risk decisions about the device in the last hour, by verdict.
     public var reviewsLastHour: Int
     public var rejectsLastHour: Int
-    /// ztokens the device asked for in the last ten minutes.
+    /// ztokens of the device that risk queries consumed in the last ten minutes.
     public var ztokensLastTenMinutes: Int
     public var denyListed: Bool
     /// Request signatures of the device that failed in the last hour (bad MAC, replay, stale clock).

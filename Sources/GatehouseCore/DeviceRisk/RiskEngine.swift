@@ -2,7 +2,7 @@ import Foundation
 
 public enum RiskDecision: String, Sendable, Codable { case pass, review, reject }
 
-/// How busy a device, an account and an address have been, counted from issued ztokens.
+/// How busy a device, an account and an address have been, counted from the ztokens risk queries consumed.
 public struct Velocity: Equatable, Sendable {
     public var deviceEventsLastMinute: Int
     public var deviceAccountsLastDay: Int
@@ -35,7 +35,8 @@ public struct RiskInputs: Sendable {
     public var tokenState: ZTokenState
     public var device: Device?
     public var velocity: Velocity?
-    public var issuedFrom: String?
+    /// The address the device started from, which `network.ip_changed` compares with the query's.
+    public var startedFrom: String?
     public var clientAddress: String?
     public var listHits: [RiskListEntry]
     /// The app has an active attester that requires hardware: a device without it is tagged.
@@ -45,7 +46,7 @@ public struct RiskInputs: Sendable {
         tokenState: ZTokenState,
         device: Device?,
         velocity: Velocity?,
-        issuedFrom: String?,
+        startedFrom: String?,
         clientAddress: String?,
         listHits: [RiskListEntry],
         hardwareRequired: Bool = false
@@ -54,7 +55,7 @@ public struct RiskInputs: Sendable {
         self.tokenState = tokenState
         self.device = device
         self.velocity = velocity
-        self.issuedFrom = issuedFrom
+        self.startedFrom = startedFrom
         self.clientAddress = clientAddress
         self.listHits = listHits
     }
@@ -81,9 +82,9 @@ public enum RiskEngine {
         case .fresh: "The ztoken is fresh."
         case .replayed: "The ztoken was already presented in an earlier query."
         case .expired: "The ztoken expired before this query."
-        case .forged: "The ztoken was not issued by this service (its MAC does not verify)."
-        case .wrongApp: "The ztoken was issued for another app."
-        case .wrongEvent: "The ztoken was issued for another event."
+        case .forged: "The ztoken was not minted with a key this service handed out (its MAC does not verify)."
+        case .wrongApp: "The ztoken names another app."
+        case .wrongEvent: "The ztoken was minted for another event, or for one this app does not have."
         case .wrongAccount: "The ztoken was issued for another account."
         }
     }
@@ -101,8 +102,8 @@ public enum RiskEngine {
             }
         }
         if let velocity = inputs.velocity { hits += velocityHits(velocity, rules: rules) }
-        if let issued = inputs.issuedFrom.flatMap(IPAddress.init), let client = inputs.clientAddress.flatMap(IPAddress.init), issued != client {
-            hits.append((.ipChanged, "The ztoken was issued to \(issued) and is used from \(client)."))
+        if let started = inputs.startedFrom.flatMap(IPAddress.init), let client = inputs.clientAddress.flatMap(IPAddress.init), started != client {
+            hits.append((.ipChanged, "The device started from \(started) and the ztoken is used from \(client)."))
         }
         for entry in inputs.listHits {
             let tag: RiskTag =

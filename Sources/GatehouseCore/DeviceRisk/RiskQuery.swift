@@ -27,7 +27,8 @@ public struct RiskQuery: Sendable {
         clientIP: String,
         userAgent: String?,
         app: AppID,
-        key: SymmetricKey,
+        ztokenTTL: Int,
+        keys: ServerKeys,
         at now: Date
     ) throws(DomainError) {
         let event = try EventID(validating: eventID)
@@ -41,7 +42,7 @@ public struct RiskQuery: Sendable {
         guard (1...512).contains(ztoken.unicodeScalars.count) else {
             throw DomainError(.invalidZToken, "ztoken is 1 to 512 characters.", field: "ztoken")
         }
-        (tokenState, claims) = ZToken.check(ztoken, app: app, event: event, account: account, at: now, key: key)
+        (tokenState, claims) = ZToken.check(ztoken, app: app, event: event, account: account, maxTTL: ztokenTTL, at: now, keys: keys)
         self.appID = app
         self.eventID = event
         self.accountID = account
@@ -68,12 +69,10 @@ public struct RiskQuery: Sendable {
 /// What the store found for a risk query, in one transaction with the token's consumption.
 public struct RiskFacts: Sendable {
     public enum Consumption: Sendable, Equatable {
-        /// This query consumed the token.
-        case consumed(issuedFrom: String?, pageURL: String?)
+        /// This query consumed the token (the page it was minted for, for a bridge token).
+        case consumed(pageURL: String?)
         /// An earlier query consumed it.
-        case alreadyConsumed(issuedFrom: String?, pageURL: String?)
-        /// No such issued token (purged, or never issued).
-        case missing
+        case alreadyConsumed
     }
 
     /// Nil when nothing was to be consumed (the token was refused before any lookup).
@@ -85,6 +84,8 @@ public struct RiskFacts: Sendable {
     public let eventRules: RiskRules?
     /// The app has an active attester that requires a hardware-attested device.
     public let hardwareRequired: Bool
+    /// The query's event is one the app registered (a device can mint a token for any event id).
+    public let eventRegistered: Bool
 
     public init(
         consumption: Consumption?,
@@ -93,9 +94,11 @@ public struct RiskFacts: Sendable {
         listEntries: [RiskListEntry],
         appRules: RiskRules?,
         eventRules: RiskRules?,
-        hardwareRequired: Bool = false
+        hardwareRequired: Bool = false,
+        eventRegistered: Bool = true
     ) {
         self.hardwareRequired = hardwareRequired
+        self.eventRegistered = eventRegistered
         self.consumption = consumption
         self.device = device
         self.velocity = velocity
@@ -107,25 +110,24 @@ public struct RiskFacts: Sendable {
 
 extension RiskEngine {
     /// The decision for a query from what the store found: the token's final state (a fresh token an
-    /// earlier query consumed is a replay; one the store never issued is forged), the list entries it
-    /// hits, the app's and the event's rules merged, then the scoring.
+    /// earlier query consumed is a replay; one for an event the app does not have is the wrong event),
+    /// the list entries it hits, the app's and the event's rules merged, then the scoring.
     public static func decide(_ query: RiskQuery, facts: RiskFacts, id: UUID) -> RiskDecisionRecord {
         var state = query.tokenState
-        var issuedFrom: String?
         var pageURL: String?
         switch facts.consumption {
-        case .consumed(let from, let url): (issuedFrom, pageURL) = (from, url)
-        case .alreadyConsumed(let from, let url): (state, issuedFrom, pageURL) = (.replayed, from, url)
-        case .missing: state = .forged
+        case .consumed(let url): pageURL = url
+        case .alreadyConsumed: state = .replayed
         case nil: break
         }
+        if state == .fresh && !facts.eventRegistered { state = .wrongEvent }
         let device = facts.device?.id ?? query.claims?.deviceID
         let hits = facts.listEntries.filter { $0.matches(device: device, account: query.accountID, address: query.clientAddress) }
         let inputs = RiskInputs(
             tokenState: state,
             device: facts.device,
             velocity: facts.velocity,
-            issuedFrom: issuedFrom,
+            startedFrom: facts.device?.lastAddress,
             clientAddress: query.clientAddress.description,
             listHits: hits,
             hardwareRequired: facts.hardwareRequired

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseSigning
 
 /// The app's own user identifier, as the SDK passes it with each ztoken request.
 public struct AccountID: Hashable, Sendable, CustomStringConvertible {
@@ -17,16 +18,27 @@ public struct AccountID: Hashable, Sendable, CustomStringConvertible {
 
 /// What a ztoken says, once its MAC has been checked.
 public struct ZTokenClaims: Equatable, Sendable {
-    /// 12 random bytes, base64url: the row key of the issued token.
+    /// 12 random bytes, base64url: the key of its consumption.
     public let tokenID: String
     public let issuedAt: Date
+    /// The token's own lifetime, cut to the app's.
     public let ttlSeconds: Int
     public let eventID: EventID
     public let deviceID: DeviceID
-    let appTag: [UInt8]
-    let accountTag: [UInt8]
+    /// The device start whose key minted it.
+    public let keyEpoch: UInt32
+    /// Minted by the H5 bridge for a page (the page's URL was noted when it was).
+    public let fromPage: Bool
+    /// The lifetime the token itself says, before the app's cut.
+    let mintedTTLSeconds: Int
 
     public var expiresAt: Date { issuedAt.addingTimeInterval(TimeInterval(ttlSeconds)) }
+
+    /// Until when its consumption must be remembered: the longest any app setting could let it live
+    /// (an operator raising the lifetime later must not make a consumed token fresh again).
+    public var consumptionKeptUntil: Date {
+        issuedAt.addingTimeInterval(TimeInterval(min(mintedTTLSeconds, ZToken.ttlRange.upperBound)))
+    }
 }
 
 /// How a presented ztoken stands. Only `fresh` ones may be consumed.
@@ -34,119 +46,97 @@ public enum ZTokenState: String, Sendable, Codable, CaseIterable {
     case fresh, replayed, expired, forged, wrongApp, wrongEvent, wrongAccount
 }
 
-/// The ztoken format: 64 bytes, 86 base64url characters, no padding.
-///
-/// ```
-/// 0      version (1)
-/// 1..12  token id (12 random bytes)
-/// 13..16 issued at, Unix seconds, big endian
-/// 17..18 time to live, seconds, big endian
-/// 19     event id - 3300
-/// 20..23 app tag     = HMAC(k, "app", appId)[0..<4]
-/// 24..31 account tag = HMAC(k, "account", appId, accountId)[0..<8]
-/// 32..47 device id (16)
-/// 48..63 MAC         = HMAC-SHA256(k, bytes 0..<48)[0..<16]
-/// ```
-/// The MAC covers everything, so a forged or altered token fails before any lookup, and the tags let
-/// a valid token's bindings be checked without a database read either.
+/// What device start hands a device to mint its ztokens with: the key, and the 24 context bytes
+/// (app tag, device id, key epoch) every token carries so that the server can derive the key again.
+public struct ZTokenDeviceKey: Sendable {
+    public let key: SymmetricKey
+    public let context: [UInt8]
+}
+
+/// The ztoken (format in `ZTokenFormat`): minted by the device with its own key, checked here with no
+/// I/O. The key is derived from the master key, the app, the device and its key epoch, so a token
+/// names everything the server needs to check it, and only a device that started holds its key.
 public enum ZToken {
-    static let version: UInt8 = 1
-    static let byteCount = 64
     public static let maxTextLength = 100
     public static let ttlRange: ClosedRange<Int> = 30...3600
+    /// How far ahead of the server's clock a device's issue time may be (its clock is corrected by the
+    /// server's time at start, which leaves the drift since).
+    public static let clockSkew: TimeInterval = 300
 
+    /// Names the app in every token, so that one shown to another app's backend is told apart from
+    /// a forgery before any key is derived.
+    public static func appTag(_ app: AppID, keys: ServerKeys) -> [UInt8] {
+        Array(ServerKeys.mac(keys.ztoken, ["app", app.description]).prefix(4))
+    }
+
+    public static func deviceKey(app: AppID, device: DeviceID, epoch: UInt32, keys: ServerKeys) -> ZTokenDeviceKey {
+        let key = SymmetricKey(data: ServerKeys.mac(keys.ztokenDeviceRoot, [app.description, device.rawValue, String(epoch)]))
+        let context = appTag(app, keys: keys) + device.bytes + withUnsafeBytes(of: epoch.bigEndian, Array.init)
+        return ZTokenDeviceKey(key: key, context: context)
+    }
+
+    /// A token minted by the server (`/v1/sdk/ztoken` and the bridge), as the device would mint it.
     public static func issue<R: RandomNumberGenerator>(
         app: AppID,
         device: DeviceID,
+        epoch: UInt32,
         event: EventID,
         account: AccountID,
         ttlSeconds: Int,
+        fromPage: Bool,
         at now: Date,
-        key: SymmetricKey,
+        keys: ServerKeys,
         using generator: inout R
-    ) -> (token: String, claims: ZTokenClaims) {
-        let tokenID = (0..<12).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let issued = UInt32(clamping: Int(now.timeIntervalSince1970))
-        var bytes: [UInt8] = [version] + tokenID
-        bytes += withUnsafeBytes(of: issued.bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: UInt16(clamping: ttlSeconds).bigEndian, Array.init)
-        bytes.append(UInt8(event.rawValue - EventID.range.lowerBound))
-        bytes += appTag(app, key: key)
-        bytes += accountTag(app, account, key: key)
-        bytes += device.bytes
-        bytes += mac(bytes, key: key)
-        let claims = ZTokenClaims(
-            tokenID: Base64URL.encode(tokenID),
-            issuedAt: Date(timeIntervalSince1970: TimeInterval(issued)),
-            ttlSeconds: ttlSeconds,
-            eventID: event,
-            deviceID: device,
-            appTag: appTag(app, key: key),
-            accountTag: accountTag(app, account, key: key)
+    ) -> String {
+        let deviceKey = deviceKey(app: app, device: device, epoch: epoch, keys: keys)
+        return ZTokenFormat.mint(
+            version: fromPage ? ZTokenFormat.pageVersion : ZTokenFormat.deviceVersion,
+            tokenID: (0..<12).map { _ in UInt8.random(in: .min ... .max, using: &generator) },
+            issuedAt: UInt32(clamping: Int(now.timeIntervalSince1970)),
+            ttlSeconds: UInt16(clamping: ttlSeconds),
+            event: event.rawValue,
+            account: account.rawValue,
+            context: deviceKey.context,
+            key: deviceKey.key
         )
-        return (Base64URL.encode(bytes), claims)
     }
 
     /// Checks a presented token against what the backend says it is for, with no I/O. A `fresh` result
-    /// still has to be consumed atomically in the store; anything else is final.
+    /// still has to be consumed atomically in the store; anything else is final. `maxTTL` is the app's
+    /// ztoken lifetime: a device cannot mint itself a longer one.
     public static func check(
         _ text: String,
         app: AppID,
         event: EventID,
         account: AccountID,
+        maxTTL: Int,
         at now: Date,
-        key: SymmetricKey
+        keys: ServerKeys
     ) -> (state: ZTokenState, claims: ZTokenClaims?) {
-        guard text.utf8.count <= maxTextLength, let bytes = Base64URL.decode(text), bytes.count == byteCount, bytes[0] == version
+        guard let fields = ZTokenFormat.open(text) else { return (.forged, nil) }
+        // Another app's tag: that app's key would be needed to check the MAC, so the token is refused
+        // as it stands, and nothing it names is trusted.
+        guard constantTimeEquals(fields.appTag, appTag(app, keys: keys)) else { return (.wrongApp, nil) }
+        let device = DeviceID(bytes: fields.deviceID)
+        let deviceKey = deviceKey(app: app, device: device, epoch: fields.keyEpoch, keys: keys)
+        guard constantTimeEquals(ZTokenFormat.mac(fields.signedBytes, key: deviceKey.key), fields.mac),
+            let eventID = try? EventID(validating: fields.eventID)
         else { return (.forged, nil) }
-        let body = Array(bytes[0..<48])
-        guard constantTimeEquals(mac(body, key: key), bytes[48..<64]) else { return (.forged, nil) }
-        let issued = bytes[13..<17].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        let ttl = bytes[17..<19].reduce(UInt16(0)) { $0 << 8 | UInt16($1) }
-        guard let eventID = try? EventID(validating: EventID.range.lowerBound + Int(bytes[19])) else { return (.forged, nil) }
         let claims = ZTokenClaims(
-            tokenID: Base64URL.encode(bytes[1..<13]),
-            issuedAt: Date(timeIntervalSince1970: TimeInterval(issued)),
-            ttlSeconds: Int(ttl),
+            tokenID: Base64URL.encode(fields.tokenID),
+            issuedAt: Date(timeIntervalSince1970: TimeInterval(fields.issuedAt)),
+            ttlSeconds: min(Int(fields.ttlSeconds), maxTTL),
             eventID: eventID,
-            deviceID: DeviceID(bytes: Array(bytes[32..<48])),
-            appTag: Array(bytes[20..<24]),
-            accountTag: Array(bytes[24..<32])
+            deviceID: device,
+            keyEpoch: fields.keyEpoch,
+            fromPage: fields.version == ZTokenFormat.pageVersion,
+            mintedTTLSeconds: Int(fields.ttlSeconds)
         )
-        if !constantTimeEquals(claims.appTag, appTag(app, key: key)) { return (.wrongApp, claims) }
         if claims.eventID != event { return (.wrongEvent, claims) }
-        if !constantTimeEquals(claims.accountTag, accountTag(app, account, key: key)) { return (.wrongAccount, claims) }
-        if now >= claims.expiresAt { return (.expired, claims) }
+        if !constantTimeEquals(fields.accountTag, ZTokenFormat.accountTag(account.rawValue, key: deviceKey.key)) {
+            return (.wrongAccount, claims)
+        }
+        if now >= claims.expiresAt || claims.issuedAt > now.addingTimeInterval(clockSkew) { return (.expired, claims) }
         return (.fresh, claims)
-    }
-
-    static func mac(_ bytes: [UInt8], key: SymmetricKey) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: bytes, using: key).prefix(16))
-    }
-
-    static func appTag(_ app: AppID, key: SymmetricKey) -> [UInt8] {
-        Array(ServerKeys.mac(key, ["app", app.description]).prefix(4))
-    }
-
-    static func accountTag(_ app: AppID, _ account: AccountID, key: SymmetricKey) -> [UInt8] {
-        Array(ServerKeys.mac(key, ["account", app.description, account.rawValue]).prefix(8))
-    }
-}
-
-/// An issued ztoken as stored: the row the first risk query consumes.
-public struct IssuedZToken: Equatable, Sendable {
-    public let appID: AppID
-    public let claims: ZTokenClaims
-    public let accountID: AccountID
-    public let issuedFrom: String?
-    /// The H5 page that asked for it, for tokens issued through the bridge.
-    public let pageURL: String?
-
-    public init(appID: AppID, claims: ZTokenClaims, accountID: AccountID, issuedFrom: String?, pageURL: String?) {
-        self.appID = appID
-        self.claims = claims
-        self.accountID = accountID
-        self.issuedFrom = issuedFrom
-        self.pageURL = pageURL
     }
 }

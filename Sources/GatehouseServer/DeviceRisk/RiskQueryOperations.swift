@@ -32,7 +32,8 @@ public struct RiskQueryOperations: Sendable {
             clientIP: clientIP,
             userAgent: userAgent,
             app: app.id,
-            key: keys.ztoken,
+            ztokenTTL: app.settings.ztokenTTLSeconds,
+            keys: keys,
             at: clock.now()
         )
         return try await store.recordRiskDecision(query) { facts in RiskEngine.decide(query, facts: facts, id: UUID()) }

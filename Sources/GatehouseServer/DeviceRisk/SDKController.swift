@@ -25,7 +25,11 @@ struct SDKController {
                 message: "success",
                 deviceId: started.device.id.rawValue,
                 deviceKey: started.deviceKey,
+                ztokenKey: started.ztokenKey,
+                ztokenContext: started.ztokenContext,
                 ztokenTtlSeconds: started.ztokenTTLSeconds,
+                events: started.events,
+                serverTime: started.device.lastSeen,
                 collectType: started.device.mode.rawValue,
                 dropped: started.dropped.compactMap { Components.Schemas.DataGroup(rawValue: $0.rawValue) },
                 firstSeen: started.device.firstSeen,
@@ -40,8 +44,7 @@ struct SDKController {
             app: app,
             deviceID: input.deviceId,
             eventID: input.eventId,
-            accountID: input.accountId,
-            address: context.clientAddress
+            accountID: input.accountId
         )
         return try JSONBody.response(
             Components.Schemas.ZTokenResponse(code: ._0, message: "success", z: issued.token, expiresAt: issued.expiresAt)
@@ -56,8 +59,7 @@ struct SDKController {
             js: input.js,
             url: input.url,
             cuid: input.c,
-            uid: input.a,
-            address: context.clientAddress
+            uid: input.a
         )
         return try JSONBody.response(
             Components.Schemas.ZTokenResponse(code: ._0, message: "success", z: issued.token, expiresAt: issued.expiresAt)

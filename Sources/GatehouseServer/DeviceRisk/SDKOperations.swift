@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseSigning
 import GatehouseStore
 
 /// What the mobile SDK calls: signed-request checks, device start, ztoken issuance (native and H5).
@@ -67,26 +68,35 @@ public struct SDKOperations: Sendable {
         public let dropped: [DeviceDataGroup]
         public let deviceKey: String
         public let ztokenTTLSeconds: Int
+        /// What the device mints its ztokens with (`ZTokenFormat`): the key and the context bytes.
+        public let ztokenKey: String
+        public let ztokenContext: String
+        /// The app's registered events: the device mints ztokens for these only.
+        public let events: [Int]
     }
 
     public func startDevice(app: App, report: DeviceReport, address: String?) async throws -> StartedDevice {
         let start = try DeviceStart.decide(report: report, app: app, address: address, at: clock.now(), keys: keys)
         let stored = try await store.upsertDevice(start.device)
+        let ztokenKey = ZToken.deviceKey(app: app.id, device: stored.id, epoch: UInt32(clamping: stored.keyEpoch), keys: keys)
         return StartedDevice(
             device: stored,
             dropped: start.dropped,
             deviceKey: Base64URL.encode(DeviceStart.deviceKey(for: stored, keys: keys)),
-            ztokenTTLSeconds: app.settings.ztokenTTLSeconds
+            ztokenTTLSeconds: app.settings.ztokenTTLSeconds,
+            ztokenKey: Base64URL.encode(ztokenKey.key.withUnsafeBytes { Array($0) }),
+            ztokenContext: Base64URL.encode(ztokenKey.context),
+            events: try await store.registeredEvents(appID: app.id).sorted()
         )
     }
 
-    /// Issues a ztoken for a started device, a registered event and an account, and persists it.
+    /// A ztoken minted here for a started device, a registered event and an account, as the device
+    /// mints its own: nothing is stored but the page of a bridge token.
     public func issueZToken(
         app: App,
         deviceID: String,
         eventID: Int,
         accountID: String,
-        address: String?,
         pageURL: String? = nil
     ) async throws -> (token: String, expiresAt: Date) {
         try app.requireActive()
@@ -97,24 +107,29 @@ public struct SDKOperations: Sendable {
         guard preconditions.eventRegistered else {
             throw DomainError(.eventNotRegistered, "Event \(event) is not registered for this app.", field: "eventId")
         }
-        guard preconditions.deviceStarted else {
+        guard let epoch = preconditions.keyEpoch else {
             throw DomainError(.invalidDeviceID, "This device has not been started; call device start first.", field: "deviceId")
         }
         var generator = SystemRandomNumberGenerator()
-        let issued = ZToken.issue(
+        let now = clock.now()
+        let token = ZToken.issue(
             app: app.id,
             device: device,
+            epoch: UInt32(clamping: epoch),
             event: event,
             account: account,
             ttlSeconds: app.settings.ztokenTTLSeconds,
-            at: clock.now(),
-            key: keys.ztoken,
+            fromPage: pageURL != nil,
+            at: now,
+            keys: keys,
             using: &generator
         )
-        try await store.recordIssuedZToken(
-            IssuedZToken(appID: app.id, claims: issued.claims, accountID: account, issuedFrom: address, pageURL: pageURL)
-        )
-        return (issued.token, issued.claims.expiresAt)
+        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let expiresAt = issuedAt.addingTimeInterval(TimeInterval(app.settings.ztokenTTLSeconds))
+        if let pageURL, let tokenID = ZTokenFormat.open(token).map({ Base64URL.encode($0.tokenID) }) {
+            try await store.recordZTokenPage(appID: app.id, tokenID: tokenID, pageURL: pageURL, expiresAt: expiresAt)
+        }
+        return (token, expiresAt)
     }
 
     /// The H5 bridge: `js` is the page's JSON, naming the event as `eventId` (a number or a string of
@@ -125,14 +140,13 @@ public struct SDKOperations: Sendable {
         js: String,
         url: String,
         cuid: String,
-        uid: String,
-        address: String?
+        uid: String
     )
         async throws -> (token: String, expiresAt: Date)
     {
         let eventID = try BridgeRequest.eventID(fromPageJSON: js)
         try BridgeRequest.validate(url: url, cuid: cuid)
-        return try await issueZToken(app: app, deviceID: deviceID, eventID: eventID, accountID: uid, address: address, pageURL: url)
+        return try await issueZToken(app: app, deviceID: deviceID, eventID: eventID, accountID: uid, pageURL: url)
     }
 }
 

@@ -109,7 +109,7 @@ extension SQLStore: AttestationStore {
                 AND decision = 'review' LIMIT $5) AS r) AS reviews,
               (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
                 AND decision = 'reject' LIMIT $5) AS j) AS rejects,
-              (SELECT count(*) FROM (SELECT 1 FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $4 LIMIT $5) AS z) AS ztokens,
+              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $4 LIMIT $5) AS z) AS ztokens,
               (SELECT count(*) FROM risk_lists WHERE app_id = $1 AND kind = 'deny' AND subject = 'device' AND value = $2) AS denied,
               (SELECT count(*) FROM (SELECT 1 FROM signature_failures WHERE app_id = $1 AND device_id = $2 AND failed_at > $3
                 LIMIT $5) AS f) AS signature_failures

@@ -8,8 +8,8 @@ import GatehouseCore
 public final class SQLStore: Sendable {
     let database: any SQLDatabase
     let ztokenLookupCounter = ManagedAtomic<Int>(0)
-    /// Issued ztokens and SDK nonces, the two rows every SDK request writes, go in group commits.
-    let ztokenWrites: GroupCommit<IssuedZToken, Void>
+    /// SDK nonces, the row every SDK request writes, and the decisions that consume nothing go in
+    /// group commits.
     let nonceWrites: GroupCommit<NonceUse, Bool>
     let decisionWrites: GroupCommit<RiskDecisionRecord, Void>
     let cachedApps = ReadThroughCache<AppKey, (app: App, secrets: [SealedSecret])>(lifetime: SQLStore.cacheLifetime)
@@ -20,10 +20,6 @@ public final class SQLStore: Sendable {
     ///   together; with the statement's own bound, a queue behind a hung database cannot grow unbounded waits.
     init(database: any SQLDatabase, queueWait: Duration = .seconds(10)) {
         self.database = database
-        ztokenWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { tokens in
-            try await Self.recordZTokens(tokens, in: database)
-            return tokens.map { _ in () }
-        }
         nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { uses in
             try await Self.insertNonces(uses, in: database)
         }

@@ -41,6 +41,11 @@ struct SQLRow: Sendable {
         return int
     }
 
+    func optionalInt(_ column: String) throws(StoreError) -> Int64? {
+        if case .null = try value(column) { return nil }
+        return try int(column)
+    }
+
     func bytes(_ column: String) throws(StoreError) -> [UInt8] {
         guard case .bytes(let bytes) = try value(column) else { throw .corruptRow("\(column) is not bytes") }
         return bytes

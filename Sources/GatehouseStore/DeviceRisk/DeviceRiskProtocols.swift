@@ -11,6 +11,7 @@ import GatehouseCore
 struct RiskPolicy: Sendable {
     let rules: [Int: RiskRules]
     let listEntries: [RiskListEntry]
+    let events: Set<Int>
 }
 
 extension RiskFacts {
@@ -22,7 +23,8 @@ extension RiskFacts {
             listEntries: policy.listEntries,
             appRules: policy.rules[0],
             eventRules: policy.rules[eventID.rawValue],
-            hardwareRequired: hardwareRequired
+            hardwareRequired: hardwareRequired,
+            eventRegistered: policy.events.contains(eventID.rawValue)
         )
     }
 }
@@ -74,15 +76,18 @@ public protocol DeviceRiskStore: Sendable {
     func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?
     /// Records a nonce until `expiresAt`; false if it was already used.
     func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool
-    /// Whether the event is registered for the app and the device has started, in one round trip: the
-    /// two preconditions of every ztoken issuance.
+    /// Whether the event is registered for the app, and the key epoch of the device (nil when it has
+    /// not started), in one round trip: what a ztoken minted by the server needs.
     func issuancePreconditions(
         appID: AppID,
         eventID: EventID,
         deviceID: DeviceID
     ) async throws(StoreError)
-        -> (eventRegistered: Bool, deviceStarted: Bool)
-    func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError)
+        -> (eventRegistered: Bool, keyEpoch: Int?)
+    /// Notes the page a bridge ztoken was minted for, until the token expires.
+    func recordZTokenPage(appID: AppID, tokenID: String, pageURL: String, expiresAt: Date) async throws(StoreError)
+    /// The app's registered event ids.
+    func registeredEvents(appID: AppID) async throws(StoreError) -> Set<Int>
     /// Consumes the token, reads what the judge needs, and stores the judge's decision, in one
     /// transaction: concurrent queries with one token see exactly one `.consumed`. Without a token to
     /// consume the decision is the only write and goes in a group commit. Either way it has committed
@@ -103,10 +108,11 @@ public protocol DeviceRiskStore: Sendable {
     /// `.notFound` if the app has no such entry.
     func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
     func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
-    /// Deletes what is past its retention: ztokens and decisions per app, expired nonces. Runs only
+    /// Deletes what is past its retention: decisions per app; consumed ztoken ids, nonces and the rest
+    /// once expired. Runs only
     /// where it holds the purge lock (one instance at a time); returns nil when another instance has it.
     func purgeExpired(at now: Date) async throws -> PurgeReport?
-    /// How many times a ztoken row was read or written by a risk query: a forged token must not move it.
+    /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
 }
 
@@ -123,6 +129,7 @@ public struct RecordedRiskDecision: Sendable {
 }
 
 public struct PurgeReport: Sendable, Equatable {
+    /// Ids of consumed ztokens past their expiry, and the pages of bridge ztokens.
     public let ztokens: Int
     public let decisions: Int
     /// SDK request nonces, wtoken nonces and failed-signature records past their expiry.

@@ -39,59 +39,24 @@ extension SQLStore {
         (0..<rows).map { row in "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")" }.joined(separator: ", ")
     }
 
-    /// The tokens and their velocity pairs (`velocity_edges`), in one transaction.
-    static func recordZTokens(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {
-        do {
-            try await database.transaction { transaction in
-                try await insertZTokens(tokens, in: transaction)
-                try await upsertVelocityEdges(tokens, in: transaction)
-            }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw .unavailable(String(describing: type(of: error)))
-        }
-    }
-
-    /// One row per (device, account), (account, device) and (address, device) pair, its time moved
-    /// forward. Pairs are merged first: PostgreSQL refuses to update one row twice in a statement.
-    static func upsertVelocityEdges(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {
-        var edges: [VelocityEdge: Date] = [:]
-        for token in tokens {
-            let device = token.claims.deviceID.rawValue
-            var pairs = [VelocityEdge(appID: token.appID, kind: .deviceAccounts, subject: device, member: token.accountID.rawValue)]
-            pairs.append(VelocityEdge(appID: token.appID, kind: .accountDevices, subject: token.accountID.rawValue, member: device))
-            if let address = token.issuedFrom {
-                pairs.append(VelocityEdge(appID: token.appID, kind: .addressDevices, subject: address, member: device))
-            }
-            for pair in pairs { edges[pair] = max(edges[pair] ?? .distantPast, token.claims.issuedAt) }
-        }
+    /// One row per (device, account), (account, device) and (address, device) pair of a consumed
+    /// ztoken, its time moved forward (the velocity counts read them, migration 0012).
+    static func upsertVelocityEdges(_ query: RiskQuery, deviceID: DeviceID, in database: any SQLDatabase) async throws(StoreError) {
+        let (app, device, account) = (query.appID, deviceID.rawValue, query.accountID.rawValue)
+        let edges = [
+            VelocityEdge(appID: app, kind: .deviceAccounts, subject: device, member: account),
+            VelocityEdge(appID: app, kind: .accountDevices, subject: account, member: device),
+            VelocityEdge(appID: app, kind: .addressDevices, subject: query.clientAddress.description, member: device),
+        ]
         var binds: [SQLValue] = []
         binds.reserveCapacity(edges.count * 5)
-        for (edge, seen) in edges {
-            binds += [.uuid(edge.appID.rawValue), .int(Int64(edge.kind.rawValue)), .text(edge.subject), .text(edge.member), .date(seen)]
+        for edge in edges {
+            binds += [.uuid(edge.appID.rawValue), .int(Int64(edge.kind.rawValue)), .text(edge.subject), .text(edge.member), .date(query.at)]
         }
         try await database.query(
             "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES " + valuesList(rows: edges.count, width: 5)
                 + " ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen"
                 + " WHERE velocity_edges.last_seen < excluded.last_seen",
-            binds
-        )
-    }
-
-    static func insertZTokens(_ tokens: [IssuedZToken], in database: any SQLDatabase) async throws(StoreError) {
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(tokens.count * 9)
-        for token in tokens {
-            binds += [
-                .uuid(token.appID.rawValue), .text(token.claims.tokenID), .text(token.claims.deviceID.rawValue),
-                .int(Int64(token.claims.eventID.rawValue)), .text(token.accountID.rawValue), .date(token.claims.issuedAt),
-                .date(token.claims.expiresAt), .optional(token.issuedFrom), .optional(token.pageURL),
-            ]
-        }
-        try await database.query(
-            "INSERT INTO ztokens (app_id, token_id, device_id, event_id, account_id, issued_at, expires_at, issued_from, page_url) VALUES "
-                + valuesList(rows: tokens.count, width: 9),
             binds
         )
     }

@@ -45,22 +45,37 @@ extension SQLStore: DeviceRiskStore {
         eventID: EventID,
         deviceID: DeviceID
     ) async throws(StoreError)
-        -> (eventRegistered: Bool, deviceStarted: Bool)
+        -> (eventRegistered: Bool, keyEpoch: Int?)
     {
         let rows = try await database.query(
             """
             SELECT
               (SELECT count(*) FROM app_events WHERE app_id = $1 AND event_id = $2) AS events,
-              (SELECT count(*) FROM devices WHERE app_id = $1 AND device_id = $3) AS devices
+              (SELECT max(key_epoch) FROM devices WHERE app_id = $1 AND device_id = $3) AS key_epoch
             """,
             [.uuid(appID.rawValue), .int(Int64(eventID.rawValue)), .text(deviceID.rawValue)]
         )
         guard let row = rows.first else { throw .corruptRow("issuance preconditions returned nothing") }
-        return (try row.int("events") > 0, try row.int("devices") > 0)
+        return (try row.int("events") > 0, try row.optionalInt("key_epoch").map(Int.init))
     }
 
-    public func recordIssuedZToken(_ token: IssuedZToken) async throws(StoreError) {
-        try await Self.batched { try await self.ztokenWrites.submit(token) }
+    public func recordZTokenPage(appID: AppID, tokenID: String, pageURL: String, expiresAt: Date) async throws(StoreError) {
+        try await database.query(
+            "INSERT INTO ztoken_pages (app_id, token_id, page_url, expires_at) VALUES ($1, $2, $3, $4)",
+            [.uuid(appID.rawValue), .text(tokenID), .text(pageURL), .date(expiresAt)]
+        )
+    }
+
+    public func registeredEvents(appID: AppID) async throws(StoreError) -> Set<Int> {
+        try await Self.registeredEvents(appID: appID, in: database)
+    }
+
+    static func registeredEvents(appID: AppID, in database: any SQLDatabase) async throws(StoreError) -> Set<Int> {
+        var events = Set<Int>()
+        for row in try await database.query("SELECT event_id FROM app_events WHERE app_id = $1", [.uuid(appID.rawValue)]) {
+            events.insert(Int(try row.int("event_id")))
+        }
+        return events
     }
 
     public func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules] {
@@ -128,15 +143,6 @@ extension SQLStore: DeviceRiskStore {
                     .uuid(try app.uuid("app_id")), .date(now.addingTimeInterval(-86_400 * Double(try app.int("retention_days")))),
                     .int(Self.purgeBatch),
                 ]
-                ztokens += try await Self.deleteInBatches(
-                    """
-                    DELETE FROM ztokens WHERE app_id = $1 AND token_id IN
-                      (SELECT token_id FROM ztokens WHERE app_id = $1 AND issued_at < $2 LIMIT $3)
-                    RETURNING token_id
-                    """,
-                    binds,
-                    in: locked
-                )
                 decisions += try await Self.deleteInBatches(
                     """
                     DELETE FROM risk_decisions WHERE app_id = $1 AND decision_id IN
@@ -147,6 +153,11 @@ extension SQLStore: DeviceRiskStore {
                     in: locked
                 )
             }
+            // A consumed token's id is kept past its expiry by the clock skew between instances: until
+            // then another instance's clock could still find the token fresh.
+            let skewed = now.addingTimeInterval(-ZToken.clockSkew)
+            ztokens += try await Self.deleteExpired(from: "consumed_ztokens", key: "token_id", before: skewed, in: locked)
+            ztokens += try await Self.deleteExpired(from: "ztoken_pages", key: "token_id", before: skewed, in: locked)
             let nonces =
                 try await Self.deleteExpired(from: "sdk_nonces", key: "nonce", before: now, in: locked)
                 + Self.deleteExpired(from: "signature_failures", key: "failure_id", before: now, in: locked)

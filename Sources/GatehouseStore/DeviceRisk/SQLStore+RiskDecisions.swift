@@ -29,6 +29,7 @@ extension SQLStore {
                 var device: Device?
                 var velocity: Velocity?
                 if let deviceID = query.deviceID {
+                    if case .consumed = consumption { try await Self.upsertVelocityEdges(query, deviceID: deviceID, in: transaction) }
                     device = try await Self.device(appID: query.appID, id: deviceID, in: transaction)
                     let rules = RiskRules.effective(app: policy.rules[0], event: policy.rules[query.eventID.rawValue])
                     velocity = try await Self.velocity(query, deviceID: deviceID, rules: rules, in: transaction)
@@ -55,12 +56,14 @@ extension SQLStore {
         try await cachedRiskPolicies.value(for: appID) { () async throws(StoreError) in
             RiskPolicy(
                 rules: try await Self.riskRules(appID: appID, in: self.database),
-                listEntries: try await Self.listEntries(appID: appID, in: self.database)
+                listEntries: try await Self.listEntries(appID: appID, in: self.database),
+                events: try await Self.registeredEvents(appID: appID, in: self.database)
             )
-        } ?? RiskPolicy(rules: [:], listEntries: [])
+        } ?? RiskPolicy(rules: [:], listEntries: [], events: [])
     }
 
-    /// The atomic step: the first UPDATE wins; later ones find the row already consumed.
+    /// The atomic step: the first query to record the token's id wins (its primary key); later ones,
+    /// here or on another instance, find it recorded. The id is kept as long as the token could live.
     static func consume(
         _ tokenID: String,
         _ query: RiskQuery,
@@ -68,27 +71,26 @@ extension SQLStore {
     ) async throws(StoreError)
         -> RiskFacts.Consumption
     {
-        let consumed = try await transaction.query(
+        guard let claims = query.claims else { throw .corruptRow("a token to consume without claims") }
+        let recorded = try await transaction.query(
             """
-            UPDATE ztokens SET consumed_at = $1 WHERE app_id = $2 AND token_id = $3 AND consumed_at IS NULL
-            RETURNING issued_from, page_url
+            INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (app_id, token_id) DO NOTHING RETURNING token_id
             """,
-            [.date(query.at), .uuid(query.appID.rawValue), .text(tokenID)]
+            [.uuid(query.appID.rawValue), .text(tokenID), .text(claims.deviceID.rawValue), .date(query.at), .date(claims.consumptionKeptUntil)]
         )
-        if let row = consumed.first {
-            return .consumed(issuedFrom: try row.optionalText("issued_from"), pageURL: try row.optionalText("page_url"))
-        }
-        let existing = try await transaction.query(
-            "SELECT issued_from, page_url FROM ztokens WHERE app_id = $1 AND token_id = $2",
+        guard !recorded.isEmpty else { return .alreadyConsumed }
+        guard claims.fromPage else { return .consumed(pageURL: nil) }
+        let page = try await transaction.query(
+            "SELECT page_url FROM ztoken_pages WHERE app_id = $1 AND token_id = $2",
             [.uuid(query.appID.rawValue), .text(tokenID)]
         )
-        guard let row = existing.first else { return .missing }
-        return .alreadyConsumed(issuedFrom: try row.optionalText("issued_from"), pageURL: try row.optionalText("page_url"))
+        return .consumed(pageURL: try page.first?.optionalText("page_url"))
     }
 
     /// The velocity counts, each read with `LIMIT` its threshold + 1: exact up to the threshold, and
     /// "over it" past, at the same cost whatever an attack piled into the window. The distinct counts
-    /// read `velocity_edges` (one row per pair), the events count the device's own tokens.
+    /// read `velocity_edges` (one row per pair), the events count the device's consumed tokens.
     static func velocity(
         _ query: RiskQuery,
         deviceID: DeviceID,
@@ -100,7 +102,7 @@ extension SQLStore {
         let rows = try await transaction.query(
             """
             SELECT
-              (SELECT count(*) FROM (SELECT 1 FROM ztokens WHERE app_id = $1 AND device_id = $2 AND issued_at > $3 LIMIT $8) AS e)
+              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 LIMIT $8) AS e)
                 AS device_events,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
                 LIMIT $9) AS d) AS device_accounts,

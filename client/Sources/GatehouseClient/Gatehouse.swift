@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatehouseSigning
 
@@ -80,6 +81,7 @@ public actor Gatehouse {
     let log: GatehouseLogger
     private(set) public var deviceID: String?
     private var deviceKey: String?
+    private let minter = ZTokenMinter()
     private var readyHandler: (@Sendable (String) -> Void)?
     private var boundValue: String?
     private var tokens: [String: AttestationToken] = [:]
@@ -114,12 +116,15 @@ public actor Gatehouse {
         ]
         if !unique.isEmpty { body["unique"] = unique }
         if !environment.isEmpty { body["environment"] = environment }
+        let sentAt = Date()
         let answer = try await sdk("/v1/sdk/device/start", body)
-        guard let id = answer["deviceId"] as? String, let key = answer["deviceKey"] as? String else {
+        guard let id = answer["deviceId"] as? String, let key = answer["deviceKey"] as? String, let grant = Self.ztokenGrant(answer, sentAt: sentAt)
+        else {
             throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "device start answered without a device.")
         }
         deviceID = id
         deviceKey = key
+        minter.update(grant)
         log.log(.info, "device started: \(id)")
         if let handler = readyHandler {
             readyHandler = nil
@@ -128,12 +133,39 @@ public actor Gatehouse {
         return id
     }
 
-    /// A ztoken for this event and account. Never cached: each one is single use, as the seed insists.
-    public func zToken(event: Int, account: String) async throws -> String {
-        let answer = try await sdk("/v1/sdk/ztoken", ["deviceId": try started(), "eventId": event, "accountId": account])
-        guard let token = answer["z"] as? String else { throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken") }
+    /// A ztoken for this event and account, minted here at once with no network call (the seed's
+    /// synchronous `getZInfoWithEvent`). Never cached: each one is single use, as the seed insists.
+    /// Throws `notStarted` before the first start, and an SDK -10 for an event the app has not
+    /// registered or an account id out of bounds.
+    public nonisolated func zToken(event: Int, account: String) throws -> String {
+        let token = try minter.mint(event: event, account: account)
         log.log(.debug, "ztoken for event \(event): \(GatehouseLogger.redacted(token))")
         return token
+    }
+
+    /// A ztoken minted by the server (`/v1/sdk/ztoken`), for a client that wants the server's clock
+    /// and registration checks in the loop: the same format and the same single use.
+    public func serverZToken(event: Int, account: String) async throws -> String {
+        let answer = try await sdk("/v1/sdk/ztoken", ["deviceId": try started(), "eventId": event, "accountId": account])
+        guard let token = answer["z"] as? String else { throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken") }
+        return token
+    }
+
+    static func ztokenGrant(_ answer: [String: Any], sentAt: Date) -> ZTokenMinter.Grant? {
+        guard let key = (answer["ztokenKey"] as? String).flatMap(Base64URL.decode), key.count == 32,
+            let context = (answer["ztokenContext"] as? String).flatMap(Base64URL.decode), context.count == ZTokenFormat.contextByteCount,
+            let ttl = answer["ztokenTtlSeconds"] as? Int, let events = answer["events"] as? [Int],
+            let serverTime = (answer["serverTime"] as? String).flatMap({ ISO8601DateFormatter().date(from: $0) })
+        else { return nil }
+        // The server's clock read somewhere between sending and answering: the midpoint errs least.
+        let deviceTime = sentAt.addingTimeInterval(Date().timeIntervalSince(sentAt) / 2)
+        return ZTokenMinter.Grant(
+            key: SymmetricKey(data: key),
+            context: context,
+            ttlSeconds: ttl,
+            events: Set(events),
+            clockOffset: serverTime.timeIntervalSince(deviceTime)
+        )
     }
 
     /// The H5 bridge: a page's JSON (naming its `eventId`) and URL, answered with the ztoken the page

@@ -1,0 +1,26 @@
+-- The embedded twin of 0013_device_minted_ztokens.postgres.sql (times in milliseconds since 1970).
+
+CREATE TABLE consumed_ztokens (
+    app_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    consumed_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (app_id, token_id)
+) STRICT;
+
+CREATE INDEX consumed_ztokens_by_device ON consumed_ztokens (app_id, device_id, consumed_at);
+
+CREATE INDEX consumed_ztokens_by_expiry ON consumed_ztokens (expires_at);
+
+CREATE TABLE ztoken_pages (
+    app_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    page_url TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (app_id, token_id)
+) STRICT;
+
+CREATE INDEX ztoken_pages_by_expiry ON ztoken_pages (expires_at);
+
+DROP TABLE ztokens;
