@@ -55,4 +55,40 @@ import FoundationNetworking
             }
         }
     }
+
+    /// A device-minted ztoken presented 64 times at once, half to each instance: exactly one query
+    /// consumes it, whichever instance it reaches; the other 63 are replays. Then a burst of distinct
+    /// tokens from one device: each consumed once, none lost between the instances.
+    @Test(.enabled(if: TestStoreKind.available.contains(.postgres)))
+    func twoInstancesConsumeAZTokenExactlyOnce() async throws {
+        try await BuiltServer.with(.postgres, instances: 2) { instances in
+            let app = try await RegisteredApp.create(instances[0])
+            let client = SeedFlowTests.gatehouse(instances[1], app)
+            try await client.start()
+            let backends = instances.map { SeedFlowTests.backend($0, app) }
+            let token = try client.zToken(event: 3301, account: "alice")
+            let states = try await withThrowingTaskGroup(of: String.self) { group in
+                for query in 0..<64 {
+                    group.addTask {
+                        try await backends[query % 2].queryRisk(ztoken: token, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1")
+                            .tokenState.rawValue
+                    }
+                }
+                return try await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(states == ["fresh": 1, "replayed": 63], "\(states)")
+
+            let tokens = try (0..<40).map { _ in try client.zToken(event: 3301, account: "alice") }
+            let fresh = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for (index, minted) in tokens.enumerated() {
+                    group.addTask {
+                        try await backends[index % 2].queryRisk(ztoken: minted, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1")
+                            .tokenState.rawValue == "fresh"
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(fresh == 40)
+        }
+    }
 }
