@@ -113,8 +113,12 @@ import Testing
     }
 
     static func ztokenLookups(_ server: ServerFixture) async throws -> Double {
+        try await metric(server, "gatehouse_store_ztoken_lookups")
+    }
+
+    static func metric(_ server: ServerFixture, _ name: String) async throws -> Double {
         let text = String(buffer: try await server.client.execute(uri: "/metrics", method: .get).body)
-        let line = text.split(separator: "\n").first { $0.hasPrefix("gatehouse_store_ztoken_lookups ") }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return Double(line?.split(separator: " ").last ?? "") ?? -1
     }
 
@@ -167,6 +171,10 @@ import Testing
             let listed = try await server.send(.get, "/v1/admin/risk/decisions?appKey=\(app.appKey)&decision=reject")
                 .decoded(Components.Schemas.RiskDecisionPage.self)
             #expect(listed.items.count == 2)
+            // The forged token's decision was written behind its answer (the listing waited for it).
+            #expect(try await Self.metric(server, "gatehouse_store_decisions_written_behind") == 1)
+            #expect(try await Self.metric(server, "gatehouse_store_decisions_lost") == 0)
+            #expect(try await Self.metric(server, "gatehouse_store_decisions_pending") == 0)
         }
     }
 

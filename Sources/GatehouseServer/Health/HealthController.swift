@@ -40,7 +40,30 @@ struct HealthController {
             subsystem: "store",
             metricName: "ztoken_lookups",
             unitName: "",
-            helpText: "Risk queries that touched the ztoken table since start; a forged token never does."
+            helpText: "Risk queries that consumed (or found consumed) a ztoken since start; a forged token never does."
+        )
+    }
+
+    /// The decisions of refused tokens, written behind their answers: how many were, were lost, wait.
+    static func decisionsBehind(_ metricName: String, _ helpText: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "gatehouse", subsystem: "store", metricName: metricName, unitName: "", helpText: helpText)
+    }
+    static var decisionsWrittenBehind: MetricNameDescriptor {
+        decisionsBehind(
+            "decisions_written_behind",
+            "Decisions of refused ztokens written after their answer, since start."
+        )
+    }
+    static var decisionsLost: MetricNameDescriptor {
+        decisionsBehind(
+            "decisions_lost",
+            "Decisions of refused ztokens never written (the queue was full or the database refused the batch), since start."
+        )
+    }
+    static var decisionsPending: MetricNameDescriptor {
+        decisionsBehind(
+            "decisions_pending",
+            "Decisions of refused ztokens answered and not yet written: what a crash now would lose."
         )
     }
 
@@ -98,6 +121,10 @@ struct HealthController {
         registry.makeGauge(descriptor: Self.poolInUse).set(Double(usage.inUse))
         registry.makeGauge(descriptor: Self.poolCapacity).set(Double(usage.capacity))
         registry.makeGauge(descriptor: Self.ztokenLookups).set(Double(store.ztokenLookups))
+        let behind = store.decisionsBehind
+        registry.makeGauge(descriptor: Self.decisionsWrittenBehind).set(Double(behind.written))
+        registry.makeGauge(descriptor: Self.decisionsLost).set(Double(behind.lost))
+        registry.makeGauge(descriptor: Self.decisionsPending).set(Double(behind.pending))
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return Response(

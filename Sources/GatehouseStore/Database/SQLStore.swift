@@ -8,10 +8,11 @@ import GatehouseCore
 public final class SQLStore: Sendable {
     let database: any SQLDatabase
     let ztokenLookupCounter = ManagedAtomic<Int>(0)
-    /// SDK nonces, the row every SDK request writes, and the decisions that consume nothing go in
-    /// group commits.
+    /// SDK nonces, the row every SDK request writes, and risk queries' consumptions go in group
+    /// commits; the decisions that consume nothing are written behind their answers.
     let nonceWrites: GroupCommit<NonceUse, Bool>
-    let decisionWrites: GroupCommit<RiskDecisionRecord, Void>
+    let consumptions: GroupCommit<PendingConsumption, RecordedRiskDecision>
+    let refusedDecisions: WriteBehind<RiskDecisionRecord>
     let cachedApps = ReadThroughCache<AppKey, (app: App, secrets: [SealedSecret])>(lifetime: SQLStore.cacheLifetime)
     let cachedAttesters = ReadThroughCache<AppID, [StoredAttester]>(lifetime: SQLStore.cacheLifetime)
     let cachedRiskPolicies = ReadThroughCache<AppID, RiskPolicy>(lifetime: SQLStore.cacheLifetime)
@@ -23,14 +24,19 @@ public final class SQLStore: Sendable {
         nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { uses in
             try await Self.insertNonces(uses, in: database)
         }
-        decisionWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { records in
+        consumptions = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 128, maximumWait: queueWait) { pending in
+            try await Self.consumeAndDecide(pending, in: database)
+        }
+        refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { records in
             try await Self.insertDecisions(records, in: database)
-            return records.map { _ in () }
         }
     }
 
     /// How long another instance's change can go unseen here (see `ReadThroughCache`).
     public static let cacheLifetime = Duration.seconds(2)
+
+    /// Refused tokens' decisions queued at most, unwritten: what a crash can lose of them.
+    static let decisionsBehindCapacity = 10_000
 
     /// Statements of one kind in flight at once; the pool (20 by default) keeps the rest for reads.
     static let batchWriters = 4

@@ -95,12 +95,20 @@ public struct StoreService: Service {
         }
     }
 
-    /// Runs the pool until graceful shutdown or cancellation, then closes the database.
+    /// Runs the pool until graceful shutdown or cancellation, then writes the decisions still queued
+    /// behind their answers and closes the database. (Services shut down in reverse order, so the
+    /// HTTP server has stopped answering by then.)
     public func run() async throws {
         if let client {
-            await cancelWhenGracefulShutdown { await client.run() }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                try? await gracefulShutdown()
+                await store.catchUpWritesBehind()
+                group.cancelAll()
+            }
         } else {
             try? await gracefulShutdown()
+            await store.catchUpWritesBehind()
             await sqlite?.close()
         }
     }

@@ -88,10 +88,11 @@ public protocol DeviceRiskStore: Sendable {
     func recordZTokenPage(appID: AppID, tokenID: String, pageURL: String, expiresAt: Date) async throws(StoreError)
     /// The app's registered event ids.
     func registeredEvents(appID: AppID) async throws(StoreError) -> Set<Int>
-    /// Consumes the token, reads what the judge needs, and stores the judge's decision, in one
-    /// transaction: concurrent queries with one token see exactly one `.consumed`. Without a token to
-    /// consume the decision is the only write and goes in a group commit. Either way it has committed
-    /// when this returns. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
+    /// Reads what the judge needs, then consumes the token and stores the judge's decision in one
+    /// transaction (a group commit): concurrent queries with one token see exactly one `.consumed`,
+    /// and the decision has committed when this returns. Without a token to consume the decision is
+    /// the only write and is written behind the answer (`decisionsBehind`); a read of decisions on
+    /// this instance waits for it. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
     func recordRiskDecision(
         _ query: RiskQuery,
         decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
@@ -114,6 +115,12 @@ public protocol DeviceRiskStore: Sendable {
     func purgeExpired(at now: Date) async throws -> PurgeReport?
     /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
+    /// Decisions of refused tokens written behind their answers so far, lost (queue full or the
+    /// database refused their batch), and queued now: a crash loses at most those queued.
+    var decisionsBehind: (written: Int, lost: Int, pending: Int) { get }
+    /// Returns once every decision queued behind an answer before the call is written (or lost):
+    /// graceful shutdown awaits it.
+    func catchUpWritesBehind() async
 }
 
 /// A decision in the operators' listing, with the appKey they know the app by.

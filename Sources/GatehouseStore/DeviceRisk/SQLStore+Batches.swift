@@ -2,7 +2,7 @@ import Foundation
 import GatehouseCore
 
 /// Who was seen with whom, for the distinct counts of a risk query (migration 0012).
-struct VelocityEdge: Hashable, Sendable {
+struct VelocityEdge: Hashable, Comparable, Sendable {
     enum Kind: Int {
         case deviceAccounts = 1
         case accountDevices = 2
@@ -13,6 +13,13 @@ struct VelocityEdge: Hashable, Sendable {
     let kind: Kind
     let subject: String
     let member: String
+
+    /// The order rows are written in, the same in every statement.
+    static func < (left: VelocityEdge, right: VelocityEdge) -> Bool {
+        (left.appID.description, left.kind.rawValue, left.subject, left.member) < (
+            right.appID.description, right.kind.rawValue, right.subject, right.member
+        )
+    }
 }
 
 /// One SDK nonce to record, refused if the app has seen it within its window.
@@ -37,28 +44,6 @@ extension SQLStore {
     /// `VALUES ($1, ..., $w), ($w+1, ...), ...` for `rows` rows of `width` parameters.
     static func valuesList(rows: Int, width: Int) -> String {
         (0..<rows).map { row in "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")" }.joined(separator: ", ")
-    }
-
-    /// One row per (device, account), (account, device) and (address, device) pair of a consumed
-    /// ztoken, its time moved forward (the velocity counts read them, migration 0012).
-    static func upsertVelocityEdges(_ query: RiskQuery, deviceID: DeviceID, in database: any SQLDatabase) async throws(StoreError) {
-        let (app, device, account) = (query.appID, deviceID.rawValue, query.accountID.rawValue)
-        let edges = [
-            VelocityEdge(appID: app, kind: .deviceAccounts, subject: device, member: account),
-            VelocityEdge(appID: app, kind: .accountDevices, subject: account, member: device),
-            VelocityEdge(appID: app, kind: .addressDevices, subject: query.clientAddress.description, member: device),
-        ]
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(edges.count * 5)
-        for edge in edges {
-            binds += [.uuid(edge.appID.rawValue), .int(Int64(edge.kind.rawValue)), .text(edge.subject), .text(edge.member), .date(query.at)]
-        }
-        try await database.query(
-            "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES " + valuesList(rows: edges.count, width: 5)
-                + " ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen"
-                + " WHERE velocity_edges.last_seen < excluded.last_seen",
-            binds
-        )
     }
 
     /// - Returns: for each use, in order, whether it was the nonce's first (a nonce twice in one batch:

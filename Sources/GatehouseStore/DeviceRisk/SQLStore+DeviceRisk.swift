@@ -6,6 +6,14 @@ extension SQLStore: DeviceRiskStore {
 
     public var ztokenLookups: Int { ztokenLookupCounter.load(ordering: .relaxed) }
 
+    public var decisionsBehind: (written: Int, lost: Int, pending: Int) {
+        (refusedDecisions.written, refusedDecisions.lost, refusedDecisions.pending)
+    }
+
+    public func catchUpWritesBehind() async {
+        await refusedDecisions.caughtUp()
+    }
+
     public func upsertDevice(_ device: Device) async throws(StoreError) -> Device {
         let rows = try await database.query(
             """

@@ -1,20 +1,21 @@
 import Foundation
 import GatehouseCore
 
-/// Risk queries: one transaction that consumes the ztoken, reads the device's facts and stores the
-/// decision Core made from them; and the decision log.
+/// Risk queries: what was read for the token's device, then its consumption, judgement and decision
+/// in a group commit (`consumeAndDecide`); a refused token's decision is written behind the answer;
+/// and the decision log.
 extension SQLStore {
     public func recordRiskDecision(
         _ query: RiskQuery,
         decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
     ) async throws -> RecordedRiskDecision {
         let policy = try await riskPolicy(appID: query.appID)
-        guard let tokenID = query.tokenID else {
+        guard let tokenID = query.tokenID, let claims = query.claims, let deviceID = query.deviceID else {
             // Nothing to consume and no device to read (a forged, expired or mismatched token): the
-            // decision row is the only write, so it joins a group commit instead of a transaction.
+            // decision row is the only write, and nobody reads it before the answer.
             let facts = RiskFacts(consumption: nil, device: nil, velocity: nil, policy: policy, eventID: query.eventID)
             let record = try decide(facts)
-            try await Self.batched { try await self.decisionWrites.submit(record) }
+            refusedDecisions.enqueue(record)
             return RecordedRiskDecision(record: record, facts: facts)
         }
         ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)
@@ -23,32 +24,19 @@ extension SQLStore {
         let hardwareRequired = try await attesters(appID: query.appID).contains {
             $0.attester.status == .active && $0.attester.requiresHardware
         }
-        do {
-            return try await database.transaction { transaction in
-                let consumption = try await Self.consume(tokenID, query, in: transaction)
-                var device: Device?
-                var velocity: Velocity?
-                if let deviceID = query.deviceID {
-                    if case .consumed = consumption { try await Self.upsertVelocityEdges(query, deviceID: deviceID, in: transaction) }
-                    device = try await Self.device(appID: query.appID, id: deviceID, in: transaction)
-                    let rules = RiskRules.effective(app: policy.rules[0], event: policy.rules[query.eventID.rawValue])
-                    velocity = try await Self.velocity(query, deviceID: deviceID, rules: rules, in: transaction)
-                }
-                let facts = RiskFacts(
-                    consumption: consumption,
-                    device: device,
-                    velocity: velocity,
-                    policy: policy,
-                    eventID: query.eventID,
-                    hardwareRequired: hardwareRequired
-                )
-                let record = try decide(facts)
-                try await Self.insertDecisions([record], in: transaction)
-                return RecordedRiskDecision(record: record, facts: facts)
-            }
-        } catch let error as StoreError {
-            throw error
-        }
+        let rules = RiskRules.effective(app: policy.rules[0], event: policy.rules[query.eventID.rawValue])
+        let (device, velocity) = try await Self.deviceAndVelocity(query, deviceID: deviceID, rules: rules, in: database)
+        let pending = PendingConsumption(
+            query: query,
+            tokenID: tokenID,
+            claims: claims,
+            device: device,
+            velocity: velocity,
+            policy: policy,
+            hardwareRequired: hardwareRequired,
+            decide: decide
+        )
+        return try await Self.batched { try await self.consumptions.submit(pending) }
     }
 
     /// The app's rules and lists, which every risk query applies and operators change now and then.
@@ -62,70 +50,47 @@ extension SQLStore {
         } ?? RiskPolicy(rules: [:], listEntries: [], events: [])
     }
 
-    /// The atomic step: the first query to record the token's id wins (its primary key); later ones,
-    /// here or on another instance, find it recorded. The id is kept as long as the token could live.
-    static func consume(
-        _ tokenID: String,
-        _ query: RiskQuery,
-        in transaction: any SQLDatabase
-    ) async throws(StoreError)
-        -> RiskFacts.Consumption
-    {
-        guard let claims = query.claims else { throw .corruptRow("a token to consume without claims") }
-        let recorded = try await transaction.query(
-            """
-            INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (app_id, token_id) DO NOTHING RETURNING token_id
-            """,
-            [.uuid(query.appID.rawValue), .text(tokenID), .text(claims.deviceID.rawValue), .date(query.at), .date(claims.consumptionKeptUntil)]
-        )
-        guard !recorded.isEmpty else { return .alreadyConsumed }
-        guard claims.fromPage else { return .consumed(pageURL: nil) }
-        let page = try await transaction.query(
-            "SELECT page_url FROM ztoken_pages WHERE app_id = $1 AND token_id = $2",
-            [.uuid(query.appID.rawValue), .text(tokenID)]
-        )
-        return .consumed(pageURL: try page.first?.optionalText("page_url"))
-    }
-
-    /// The velocity counts, each read with `LIMIT` its threshold + 1: exact up to the threshold, and
-    /// "over it" past, at the same cost whatever an attack piled into the window. The distinct counts
-    /// read `velocity_edges` (one row per pair), the events count the device's consumed tokens.
-    static func velocity(
+    /// The device and its velocity counts, in one statement, read before its token is consumed. Each
+    /// count is read with `LIMIT` its threshold and the query's own token or pair added (it is not
+    /// written yet): exact up to the threshold, "over it" past, at the same cost whatever an attack
+    /// piled into the window. The distinct counts read `velocity_edges` (one row per pair), the
+    /// events count the device's consumed tokens.
+    static func deviceAndVelocity(
         _ query: RiskQuery,
         deviceID: DeviceID,
         rules: EffectiveRiskRules,
-        in transaction: any SQLDatabase
+        in database: any SQLDatabase
     )
-        async throws(StoreError) -> Velocity
+        async throws(StoreError) -> (Device?, Velocity)
     {
-        let rows = try await transaction.query(
+        let rows = try await database.query(
             """
-            SELECT
+            SELECT devices.*,
               (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 LIMIT $8) AS e)
                 AS device_events,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
-                LIMIT $9) AS d) AS device_accounts,
+                AND member <> $5 LIMIT $9) AS d) AS device_accounts,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
-                LIMIT $10) AS a) AS account_devices,
+                AND member <> $2 LIMIT $10) AS a) AS account_devices,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
-                LIMIT $11) AS i) AS ip_devices
+                AND member <> $2 LIMIT $11) AS i) AS ip_devices
+            FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = $1 AND devices.device_id = $2
             """,
             [
                 .uuid(query.appID.rawValue), .text(deviceID.rawValue), .date(query.at.addingTimeInterval(-60)),
                 .date(query.at.addingTimeInterval(-86_400)), .text(query.accountID.rawValue), .text(query.clientAddress.description),
-                .date(query.at.addingTimeInterval(-3_600)), .int(Int64(rules.maxDeviceEventsPerMinute) + 1),
-                .int(Int64(rules.maxDeviceAccountsPerDay) + 1), .int(Int64(rules.maxAccountDevicesPerDay) + 1),
-                .int(Int64(rules.maxIPDevicesPerHour) + 1),
+                .date(query.at.addingTimeInterval(-3_600)), .int(Int64(rules.maxDeviceEventsPerMinute)),
+                .int(Int64(rules.maxDeviceAccountsPerDay)), .int(Int64(rules.maxAccountDevicesPerDay)), .int(Int64(rules.maxIPDevicesPerHour)),
             ]
         )
         guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
-        return Velocity(
-            deviceEventsLastMinute: Int(try row.int("device_events")),
-            deviceAccountsLastDay: Int(try row.int("device_accounts")),
-            accountDevicesLastDay: Int(try row.int("account_devices")),
-            ipDevicesLastHour: Int(try row.int("ip_devices"))
+        let velocity = Velocity(
+            deviceEventsLastMinute: Int(try row.int("device_events")) + 1,
+            deviceAccountsLastDay: Int(try row.int("device_accounts")) + 1,
+            accountDevicesLastDay: Int(try row.int("account_devices")) + 1,
+            ipDevicesLastHour: Int(try row.int("ip_devices")) + 1
         )
+        return (try row.isNull("device_id") ? nil : try Self.device(row), velocity)
     }
 
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
@@ -152,7 +117,9 @@ extension SQLStore {
     }
 
     public func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord? {
-        try await database.query(
+        // A decision written behind its answer is read here once its row is in.
+        await refusedDecisions.caughtUp()
+        return try await database.query(
             "SELECT * FROM risk_decisions WHERE app_id = $1 AND decision_id = $2",
             [.uuid(appID.rawValue), .uuid(id)]
         ).first.map(Self.decisionRecord)
@@ -171,6 +138,7 @@ extension SQLStore {
         let farPast = Date(millisecondsSince1970: 0)
         let farFuture = Date(millisecondsSince1970: 253_402_300_799_000)
         func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
+        await refusedDecisions.caughtUp()
         return try await database.query(
             """
             SELECT risk_decisions.*, apps.app_key FROM risk_decisions JOIN apps ON apps.app_id = risk_decisions.app_id

@@ -1,0 +1,94 @@
+import Synchronization
+
+/// Writes behind the answer: rows nobody needs before the caller has its answer (the decision of a
+/// refused ztoken, which consumed nothing) are queued here and written in batches by one writer, so
+/// that the answer waits for no database. What a crash can lose is exactly what is queued: at most
+/// `capacity` rows, each written within about one round trip while the database keeps up. A row that
+/// finds the queue full, or whose batch the database refused, is dropped and counted (`lost`): the
+/// loss is never silent, `/metrics` shows it. `caughtUp()` waits for the rows queued before it, so a
+/// read on this instance sees them (read-your-writes where the write was made).
+final class WriteBehind<Item: Sendable>: Sendable {
+    typealias Write = @Sendable ([Item]) async throws -> Void
+
+    private struct State {
+        var queued: [Item] = []
+        var writing = false
+        /// Rows ever queued, and rows whose batch has ended (written or lost): FIFO, so a row's
+        /// ticket is done once `ended` reaches it.
+        var queuedTotal = 0
+        var ended = 0
+        var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    let capacity: Int
+    private let maximumBatch: Int
+    private let write: Write
+    private let state = Mutex(State())
+    private let writtenCount = Atomic<Int>(0)
+    private let lostCount = Atomic<Int>(0)
+
+    init(capacity: Int, maximumBatch: Int, write: @escaping Write) {
+        self.capacity = capacity
+        self.maximumBatch = maximumBatch
+        self.write = write
+    }
+
+    var written: Int { writtenCount.load(ordering: .relaxed) }
+    var lost: Int { lostCount.load(ordering: .relaxed) }
+    var pending: Int { state.withLock { $0.queued.count } }
+
+    /// Queues `item` and returns at once; starts the writer if it is idle.
+    func enqueue(_ item: Item) {
+        let startWriter: Bool? = state.withLock { state in
+            guard state.queued.count < capacity else { return nil }
+            state.queued.append(item)
+            state.queuedTotal += 1
+            guard !state.writing else { return false }
+            state.writing = true
+            return true
+        }
+        switch startWriter {
+        case nil: lostCount.wrappingAdd(1, ordering: .relaxed)
+        case true?: Task { await self.writeAll() }
+        case false?: break
+        }
+    }
+
+    /// Returns once every row queued before the call has been written (or lost).
+    func caughtUp() async {
+        await withCheckedContinuation { continuation in
+            let done: Bool = state.withLock { state in
+                guard state.ended < state.queuedTotal else { return true }
+                state.waiters.append((state.queuedTotal, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func writeAll() async {
+        while true {
+            let batch: [Item] = state.withLock { state in
+                let batch = Array(state.queued.prefix(maximumBatch))
+                state.queued.removeFirst(batch.count)
+                if batch.isEmpty { state.writing = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                try await write(batch)
+                writtenCount.wrappingAdd(batch.count, ordering: .relaxed)
+            } catch {
+                lostCount.wrappingAdd(batch.count, ordering: .relaxed)
+            }
+            let released: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                state.ended += batch.count
+                let ended = state.ended
+                let released = state.waiters.filter { $0.ticket <= ended }.map(\.continuation)
+                state.waiters.removeAll { $0.ticket <= ended }
+                return released
+            }
+            for continuation in released { continuation.resume() }
+        }
+    }
+}

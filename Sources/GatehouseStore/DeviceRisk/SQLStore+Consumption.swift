@@ -1,0 +1,112 @@
+import Foundation
+import GatehouseCore
+
+/// A risk query whose fresh token is to be consumed, with what was read for it beforehand.
+struct PendingConsumption: Sendable {
+    let query: RiskQuery
+    let tokenID: String
+    let claims: ZTokenClaims
+    let device: Device?
+    let velocity: Velocity?
+    let policy: RiskPolicy
+    let hardwareRequired: Bool
+    let decide: @Sendable (RiskFacts) throws -> RiskDecisionRecord
+}
+
+/// The consuming half of risk queries, in group commits: the queries that arrive while a batch is in
+/// flight are consumed, judged and stored together in one transaction (the consumptions in one
+/// `INSERT ... ON CONFLICT DO NOTHING`, the velocity pairs in one upsert, the decisions in one
+/// insert), and every caller returns once that transaction has committed. A token shown twice in one
+/// batch, or already consumed, finds its id taken and is judged `replayed`.
+extension SQLStore {
+    static func consumeAndDecide(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws -> [RecordedRiskDecision] {
+        try await database.transaction { transaction in
+            let consumptions = try await consume(pending, in: transaction)
+            var recorded: [RecordedRiskDecision] = []
+            recorded.reserveCapacity(pending.count)
+            for (item, consumption) in zip(pending, consumptions) {
+                let facts = RiskFacts(
+                    consumption: consumption,
+                    device: item.device,
+                    velocity: item.velocity,
+                    policy: item.policy,
+                    eventID: item.query.eventID,
+                    hardwareRequired: item.hardwareRequired
+                )
+                recorded.append(RecordedRiskDecision(record: try item.decide(facts), facts: facts))
+            }
+            let consumed = zip(pending, consumptions).compactMap { item, consumption -> PendingConsumption? in
+                if case .consumed = consumption { return item }
+                return nil
+            }
+            if !consumed.isEmpty { try await upsertVelocityEdges(consumed, in: transaction) }
+            try await insertDecisions(recorded.map(\.record), in: transaction)
+            return recorded
+        }
+    }
+
+    /// Records each token's id; the first of each id wins. Bridge tokens that won find their page.
+    static func consume(_ pending: [PendingConsumption], in transaction: any SQLDatabase) async throws(StoreError) -> [RiskFacts.Consumption] {
+        // Rows in one order in every batch: two batches locking the same ids (or pairs, below) in
+        // opposite orders would deadlock on PostgreSQL.
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(pending.count * 5)
+        for item in pending.sorted(by: { ($0.query.appID.description, $0.tokenID) < ($1.query.appID.description, $1.tokenID) }) {
+            binds += [
+                .uuid(item.query.appID.rawValue), .text(item.tokenID), .text(item.claims.deviceID.rawValue), .date(item.query.at),
+                .date(item.claims.consumptionKeptUntil),
+            ]
+        }
+        let rows = try await transaction.query(
+            "INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES "
+                + valuesList(rows: pending.count, width: 5) + " ON CONFLICT (app_id, token_id) DO NOTHING RETURNING app_id, token_id",
+            binds
+        )
+        var inserted = Set<String>()
+        for row in rows { inserted.insert("\(try row.uuid("app_id")) \(try row.text("token_id"))") }
+        var consumptions: [RiskFacts.Consumption] = []
+        for item in pending {
+            guard inserted.remove("\(item.query.appID.rawValue) \(item.tokenID)") != nil else {
+                consumptions.append(.alreadyConsumed)
+                continue
+            }
+            guard item.claims.fromPage else {
+                consumptions.append(.consumed(pageURL: nil))
+                continue
+            }
+            let page = try await transaction.query(
+                "SELECT page_url FROM ztoken_pages WHERE app_id = $1 AND token_id = $2",
+                [.uuid(item.query.appID.rawValue), .text(item.tokenID)]
+            )
+            consumptions.append(.consumed(pageURL: try page.first?.optionalText("page_url")))
+        }
+        return consumptions
+    }
+
+    /// One row per (device, account), (account, device) and (address, device) pair of the consumed
+    /// tokens, its time moved forward (what the velocity counts read, migration 0012). Pairs are
+    /// merged first: PostgreSQL refuses to update one row twice in a statement.
+    static func upsertVelocityEdges(_ consumed: [PendingConsumption], in database: any SQLDatabase) async throws(StoreError) {
+        var edges: [VelocityEdge: Date] = [:]
+        for item in consumed {
+            let (app, device, account) = (item.query.appID, item.claims.deviceID.rawValue, item.query.accountID.rawValue)
+            let pairs = [
+                VelocityEdge(appID: app, kind: .deviceAccounts, subject: device, member: account),
+                VelocityEdge(appID: app, kind: .accountDevices, subject: account, member: device),
+                VelocityEdge(appID: app, kind: .addressDevices, subject: item.query.clientAddress.description, member: device),
+            ]
+            for pair in pairs { edges[pair] = max(edges[pair] ?? .distantPast, item.query.at) }
+        }
+        var binds: [SQLValue] = []
+        binds.reserveCapacity(edges.count * 5)
+        for (edge, seen) in edges.sorted(by: { $0.key < $1.key }) {
+            binds += [.uuid(edge.appID.rawValue), .int(Int64(edge.kind.rawValue)), .text(edge.subject), .text(edge.member), .date(seen)]
+        }
+        try await database.query(
+            "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES " + valuesList(rows: edges.count, width: 5)
+                + " ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen"
+                + " WHERE velocity_edges.last_seen < excluded.last_seen",
+            binds
+        )
+    }
+}
