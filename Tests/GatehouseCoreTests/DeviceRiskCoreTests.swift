@@ -59,6 +59,20 @@ import Testing
         #expect(checked.claims?.tokenID == Base64URL.encode(Array(repeating: UInt8(7), count: 12)) && checked.claims?.fromPage == false)
     }
 
+    /// The vector of docs/sdk-protocol.md, which scripts/ztoken_mint.py (Python's hmac) also prints.
+    @Test func theFormatMatchesTheDocumentedVector() {
+        let token = ZTokenFormat.mint(
+            tokenID: Array(repeating: 7, count: 12),
+            issuedAt: 1_800_000_000,
+            ttlSeconds: 300,
+            event: 3348,
+            account: "10538532",
+            context: Array(100..<124),
+            key: SymmetricKey(data: Array(1...32) as [UInt8])
+        )
+        #expect(token == "AgcHBwcHBwcHBwcHB2tJ0gABLDC6cWzXl1EMRGRlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e4HB_oFshXvbHRvc6WmFcZQ")
+    }
+
     @Test func theServerMintsTheSameFormat() {
         var generator = SystemRandomNumberGenerator()
         let token = ZToken.issue(
