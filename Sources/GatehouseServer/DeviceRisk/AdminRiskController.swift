@@ -90,12 +90,7 @@ struct AdminRiskController {
         query.cursor = parameters.get("cursor")
         query.limit = try Query.int(parameters, "limit")
         let page = try await risk.decisions(query)
-        return try JSONBody.response(
-            Components.Schemas.RiskDecisionPage(
-                items: page.decisions.map { .init($0.record, appKey: $0.appKey, device: nil) },
-                nextCursor: page.next
-            )
-        )
+        return RiskDecisionJSON.page(page.decisions.map { ($0.record, $0.appKey) }, next: page.next)
     }
 
     private func setRules(_ request: Request, _ context: GatehouseRequestContext, eventID: Int?) async throws -> Response {

@@ -75,27 +75,6 @@ extension Components.Schemas.DeviceRecord {
     }
 }
 
-extension Components.Schemas.RiskDecisionView {
-    init(_ record: RiskDecisionRecord, appKey: AppKey?, device: Device?) {
-        self.init(
-            decisionId: record.id.uuidString.lowercased(),
-            appKey: appKey?.rawValue,
-            decision: Components.Schemas.Decision(rawValue: record.verdict.decision.rawValue) ?? .reject,
-            score: record.verdict.score,
-            tokenState: Components.Schemas.TokenState(rawValue: record.tokenState.rawValue) ?? .forged,
-            tags: record.verdict.tags.map { .init(tag: $0.tag, reason: $0.reason, weight: $0.weight) },
-            eventId: record.eventID.rawValue,
-            accountId: record.accountID.rawValue,
-            deviceId: record.deviceID?.rawValue,
-            device: device.map(Components.Schemas.DeviceRecord.init),
-            clientIp: record.clientAddress,
-            userAgent: record.userAgent,
-            pageUrl: record.pageURL,
-            decidedAt: record.decidedAt
-        )
-    }
-}
-
 extension Components.Schemas.EffectiveRiskRules {
     init(_ rules: EffectiveRiskRules) {
         self.init(

@@ -14,21 +14,21 @@ struct RiskController {
 
     @Sendable func query(_ request: Request, context: Context) async throws -> Response {
         let app = try context.backendCaller().app
-        let input = try await JSONBody.decode(Components.Schemas.RiskQuery.self, from: request, context: context)
+        let input = try RiskQueryBody.decode(try await JSONBody.collect(request, context: context), contentType: request.headers[.contentType])
         let recorded = try await risk.query(
             ztoken: input.ztoken,
-            eventID: input.eventId,
-            accountID: input.accountId,
-            clientIP: input.clientIp.value1 ?? input.clientIp.value2 ?? "",
+            eventID: input.eventID,
+            accountID: input.accountID,
+            clientIP: input.clientIP,
             userAgent: input.userAgent,
             app: app
         )
-        return try JSONBody.response(Components.Schemas.RiskDecisionView(recorded.record, appKey: app.appKey, device: recorded.facts.device))
+        return RiskDecisionJSON.response(recorded.record, appKey: app.appKey, device: recorded.facts.device)
     }
 
     @Sendable func decision(_ request: Request, context: Context) async throws -> Response {
         let app = try context.backendCaller().app
         let record = try await risk.decision(app: app, id: context.parameters.get("decisionId") ?? "")
-        return try JSONBody.response(Components.Schemas.RiskDecisionView(record, appKey: app.appKey, device: nil))
+        return RiskDecisionJSON.response(record, appKey: app.appKey, device: nil)
     }
 }

@@ -70,8 +70,7 @@ enum JSONBody {
         }
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, contentType: String?, whenEmpty: T? = nil) throws -> T {
-        if buffer.readableBytes == 0, let whenEmpty { return whenEmpty }
+    static func requireJSON(_ contentType: String?) throws(Problem) {
         let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard mediaType == "application/json" else {
             throw Problem(
@@ -81,6 +80,11 @@ enum JSONBody {
                 detail: "Send the body as application/json."
             )
         }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, contentType: String?, whenEmpty: T? = nil) throws -> T {
+        if buffer.readableBytes == 0, let whenEmpty { return whenEmpty }
+        try requireJSON(contentType)
         let data = Data(buffer: buffer)
         let value: T
         do {

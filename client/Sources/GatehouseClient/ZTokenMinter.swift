@@ -33,7 +33,10 @@ final class ZTokenMinter: @unchecked Sendable {
         guard grant.events.contains(event) else {
             throw GatehouseClientError.sdk(code: -10, reason: "event_not_registered", message: "Event \(event) is not registered for this app.")
         }
-        guard (1...128).contains(account.unicodeScalars.count), !account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        // The server's rule for account ids (C0 and C1 controls and DEL refused), so that a token
+        // minted here is never refused there for its account.
+        guard (1...128).contains(account.unicodeScalars.count),
+            !account.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         else {
             throw GatehouseClientError.sdk(
                 code: -10,
