@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// Writes JSON by hand for the hot routes' answers, where Foundation's `JSONEncoder` (its generic
 /// boxing of every value) was 8% of the forged-token route's profile (docs/PERFORMANCE.md). It writes
@@ -68,22 +69,10 @@ struct JSONWriter {
         needsComma = true
     }
 
-    /// `yyyy-MM-ddTHH:mm:ssZ`, the second the date falls in (years 1970 to 9999).
+    /// `yyyy-MM-ddTHH:mm:ssZ`, the second the date falls in (Core's `UTCTime`, as the storage
+    /// protocols spell it).
     mutating func date(_ date: Date) {
-        let seconds = Int((date.timeIntervalSince1970).rounded(.down))
-        let (days, secondOfDay) = (seconds.quotientAndRemainder(dividingBy: 86_400))
-        // Howard Hinnant's days-to-civil, for days since 1970-01-01 (non-negative here).
-        let shifted = days + 719_468
-        let era = shifted / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
-        string("\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z")
+        string(UTCTime(date).iso8601)
     }
 
     private mutating func separate() {
