@@ -363,17 +363,17 @@ def main():
                 "('{a}', 2, {c}, {d}, now()), ('{a}', 3, {i}, {d}, now()) ON CONFLICT (app_id, kind, subject, member) "
                 "DO UPDATE SET last_seen = excluded.last_seen WHERE velocity_edges.last_seen < excluded.last_seen;\n"
                 .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
-            handle.write("SELECT * FROM devices WHERE app_id = '%s' AND device_id = %s;\n" % (app_id, device % "device_id"))
-            # The bounded counts of SQLStore.velocity (LIMIT threshold + 1; pairs from velocity_edges).
+            # SQLStore.deviceAndVelocitySQL: the device and its bounded counts (pairs from velocity_edges).
             handle.write(
-                "SELECT (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = '{a}' AND device_id = {d} "
-                "AND consumed_at > now() - interval '1 minute' LIMIT 11) e) AS e, "
+                "SELECT devices.*, (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = '{a}' AND device_id = {d} "
+                "AND consumed_at > now() - interval '1 minute' ORDER BY consumed_at DESC LIMIT 10) e) AS e, "
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 1 AND subject = {d} "
-                "AND last_seen > now() - interval '1 day' LIMIT 4) da) AS da, "
+                "AND last_seen > now() - interval '1 day' AND member <> {c} ORDER BY last_seen DESC LIMIT 3) da) AS da, "
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 2 AND subject = {c} "
-                "AND last_seen > now() - interval '1 day' LIMIT 4) ad) AS ad, "
+                "AND last_seen > now() - interval '1 day' AND member <> {d} ORDER BY last_seen DESC LIMIT 3) ad) AS ad, "
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 3 AND subject = {i} "
-                "AND last_seen > now() - interval '1 hour' LIMIT 21) ip) AS ip;\n"
+                "AND last_seen > now() - interval '1 hour' AND member <> {d} ORDER BY last_seen DESC LIMIT 20) ip) AS ip "
+                "FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = '{a}' AND devices.device_id = {d};\n"
                 .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
             handle.write("INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state, "
                          "client_address, user_agent, page_url, score, decision, tags) VALUES ('%s', gen_random_uuid(), now(), 3301, %s, %s, "

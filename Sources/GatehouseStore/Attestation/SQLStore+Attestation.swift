@@ -106,13 +106,13 @@ extension SQLStore: AttestationStore {
             """
             SELECT
               (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
-                AND decision = 'review' LIMIT $5) AS r) AS reviews,
+                AND decision = 'review' ORDER BY decided_at DESC LIMIT $5) AS r) AS reviews,
               (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
-                AND decision = 'reject' LIMIT $5) AS j) AS rejects,
-              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $4 LIMIT $5) AS z) AS ztokens,
+                AND decision = 'reject' ORDER BY decided_at DESC LIMIT $5) AS j) AS rejects,
+              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $4 ORDER BY consumed_at DESC LIMIT $5) AS z) AS ztokens,
               (SELECT count(*) FROM risk_lists WHERE app_id = $1 AND kind = 'deny' AND subject = 'device' AND value = $2) AS denied,
               (SELECT count(*) FROM (SELECT 1 FROM signature_failures WHERE app_id = $1 AND device_id = $2 AND failed_at > $3
-                LIMIT $5) AS f) AS signature_failures
+                ORDER BY failed_at DESC LIMIT $5) AS f) AS signature_failures
             """,
             // Each count stops past every level's threshold (AdaptiveDifficulty's are at most 20): a
             // device's own flood of tokens or failures costs no more to count than a quiet one.

@@ -50,6 +50,22 @@ extension SQLStore {
         } ?? RiskPolicy(rules: [:], listEntries: [], events: [])
     }
 
+    /// Each count walks its index newest first (`ORDER BY` the index's time), so that `LIMIT` stops it
+    /// whatever the statistics say: with rows for one subject bunched behind an attack's, a planner
+    /// that expects matches spread evenly would rather scan the table, past every row of the attack.
+    static let deviceAndVelocitySQL = """
+        SELECT devices.*,
+          (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 ORDER BY consumed_at DESC LIMIT $8) AS e)
+            AS device_events,
+          (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
+            AND member <> $5 ORDER BY last_seen DESC LIMIT $9) AS d) AS device_accounts,
+          (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
+            AND member <> $2 ORDER BY last_seen DESC LIMIT $10) AS a) AS account_devices,
+          (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
+            AND member <> $2 ORDER BY last_seen DESC LIMIT $11) AS i) AS ip_devices
+        FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = $1 AND devices.device_id = $2
+        """
+
     /// The device and its velocity counts, in one statement, read before its token is consumed. Each
     /// count is read with `LIMIT` its threshold and the query's own token or pair added (it is not
     /// written yet): exact up to the threshold, "over it" past, at the same cost whatever an attack
@@ -63,26 +79,7 @@ extension SQLStore {
     )
         async throws(StoreError) -> (Device?, Velocity)
     {
-        let rows = try await database.query(
-            """
-            SELECT devices.*,
-              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 LIMIT $8) AS e)
-                AS device_events,
-              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
-                AND member <> $5 LIMIT $9) AS d) AS device_accounts,
-              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
-                AND member <> $2 LIMIT $10) AS a) AS account_devices,
-              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
-                AND member <> $2 LIMIT $11) AS i) AS ip_devices
-            FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = $1 AND devices.device_id = $2
-            """,
-            [
-                .uuid(query.appID.rawValue), .text(deviceID.rawValue), .date(query.at.addingTimeInterval(-60)),
-                .date(query.at.addingTimeInterval(-86_400)), .text(query.accountID.rawValue), .text(query.clientAddress.description),
-                .date(query.at.addingTimeInterval(-3_600)), .int(Int64(rules.maxDeviceEventsPerMinute)),
-                .int(Int64(rules.maxDeviceAccountsPerDay)), .int(Int64(rules.maxAccountDevicesPerDay)), .int(Int64(rules.maxIPDevicesPerHour)),
-            ]
-        )
+        let rows = try await database.query(Self.deviceAndVelocitySQL, deviceAndVelocityBinds(query, deviceID: deviceID, rules: rules))
         guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
         let velocity = Velocity(
             deviceEventsLastMinute: Int(try row.int("device_events")) + 1,
@@ -91,6 +88,15 @@ extension SQLStore {
             ipDevicesLastHour: Int(try row.int("ip_devices")) + 1
         )
         return (try row.isNull("device_id") ? nil : try Self.device(row), velocity)
+    }
+
+    static func deviceAndVelocityBinds(_ query: RiskQuery, deviceID: DeviceID, rules: EffectiveRiskRules) -> [SQLValue] {
+        [
+            .uuid(query.appID.rawValue), .text(deviceID.rawValue), .date(query.at.addingTimeInterval(-60)),
+            .date(query.at.addingTimeInterval(-86_400)), .text(query.accountID.rawValue), .text(query.clientAddress.description),
+            .date(query.at.addingTimeInterval(-3_600)), .int(Int64(rules.maxDeviceEventsPerMinute)),
+            .int(Int64(rules.maxDeviceAccountsPerDay)), .int(Int64(rules.maxAccountDevicesPerDay)), .int(Int64(rules.maxIPDevicesPerHour)),
+        ]
     }
 
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {

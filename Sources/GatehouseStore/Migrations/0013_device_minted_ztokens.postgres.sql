@@ -28,3 +28,8 @@ CREATE TABLE ztoken_pages (
 CREATE INDEX ztoken_pages_by_expiry ON ztoken_pages (expires_at);
 
 DROP TABLE ztokens;
+
+-- A velocity count walks (app_id, kind, subject, last_seen) newest first and stops at its LIMIT. An
+-- index on last_seen alone offered the planner another path to the same order, through every
+-- subject's recent rows; the purge that used it scans the table in bounded batches instead.
+DROP INDEX velocity_edges_by_age;
