@@ -90,6 +90,26 @@ import FoundationNetworking
                 try await backend.queryRisk(ztoken: minted, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1").tokenState.rawValue == "fresh"
             )
             #expect(throws: GatehouseClientError.self) { try client.zToken(event: 3399, account: "alice") }
+            // The H5 bridge, offline too; through the server it also notes the page.
+            let fromPage = try client.bridgeZToken(
+                pageJSON: #"{"eventId":"3301","page":"cart"}"#,
+                pageURL: "https://shop.example/cart",
+                account: "alice"
+            )
+            let bridged = try await backend.queryRisk(ztoken: fromPage, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1")
+            #expect(bridged.tokenState.rawValue == "fresh" && bridged.pageUrl == nil)
+            #expect(throws: GatehouseClientError.self) { try client.bridgeZToken(pageJSON: "{}", pageURL: "https://shop.example", account: "alice") }
+            #expect(throws: GatehouseClientError.self) {
+                try client.bridgeZToken(pageJSON: #"{"eventId":3301}"#, pageURL: "javascript:alert(1)", account: "alice")
+            }
+            let noted = try await client.serverBridgeZToken(
+                pageJSON: #"{"eventId":3301}"#,
+                pageURL: "https://shop.example/pay",
+                clientID: "cuid-1",
+                account: "alice"
+            )
+            let fromServer = try await backend.queryRisk(ztoken: noted, eventID: 3301, accountID: "alice", clientIP: "127.0.0.1")
+            #expect(fromServer.tokenState.rawValue == "fresh" && fromServer.pageUrl == "https://shop.example/pay")
             #expect(logs.all.contains { $0.contains("device started") } && !logs.all.joined().contains(ztoken))
         }
     }

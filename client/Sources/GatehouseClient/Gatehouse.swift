@@ -168,12 +168,28 @@ public actor Gatehouse {
         )
     }
 
-    /// The H5 bridge: a page's JSON (naming its `eventId`) and URL, answered with the ztoken the page
-    /// hands to its backend.
-    public func bridgeZToken(pageJSON: String, pageURL: String, clientID: String? = nil, account: String? = nil) async throws -> String {
-        var body: [String: Any] = ["deviceId": try started(), "js": pageJSON, "url": pageURL]
-        if let clientID { body["c"] = clientID }
-        if let account { body["a"] = account }
+    /// The H5 bridge (`getZInfoWithBridgeEvent`), synchronous and offline like `zToken`: the event
+    /// comes from the page's JSON (`eventId`, a number or a string of digits), the account is the
+    /// page's user. The page's URL is checked (http or https) but goes nowhere: a decision on a token
+    /// minted here has no `pageUrl`; `serverBridgeZToken` gives one that has.
+    public nonisolated func bridgeZToken(pageJSON: String, pageURL: String, account: String) throws -> String {
+        guard let page = try? JSONSerialization.jsonObject(with: Data(pageJSON.utf8)) as? [String: Any],
+            let event = (page["eventId"] as? Int) ?? (page["eventId"] as? String).flatMap({ Int($0) })
+        else {
+            throw GatehouseClientError.sdk(code: -10, reason: "invalid_bridge_parameters", message: "The page's JSON must name its eventId.")
+        }
+        guard pageURL.utf8.count <= 2048, let url = URL(string: pageURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            url.host != nil
+        else {
+            throw GatehouseClientError.sdk(code: -10, reason: "invalid_bridge_parameters", message: "The page's URL must be http(s).")
+        }
+        return try zToken(event: event, account: account)
+    }
+
+    /// The H5 bridge through the server (`/v1/sdk/ztoken/bridge`): the same format, and the page's URL
+    /// noted with the token, so that its decision shows `pageUrl`.
+    public func serverBridgeZToken(pageJSON: String, pageURL: String, clientID: String, account: String) async throws -> String {
+        let body: [String: Any] = ["deviceId": try started(), "js": pageJSON, "url": pageURL, "c": clientID, "a": account]
         guard let token = try await sdk("/v1/sdk/ztoken/bridge", body)["z"] as? String else {
             throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken")
         }
