@@ -355,7 +355,8 @@ async def scenario(port, probe_port, app, attester, flood_size, report):
         "flood served per second": round(len(served) / 20),
         "flood requests per second": round(len(answered) / 20),
     })
-    check(not hanging, f"a flood of {flood_size} connections: no request left hanging ({len(hanging)})")
+    check(not hanging, f"a flood of {flood_size} connections: no request left hanging ({len(hanging)}: "
+                       f"{sorted((a[0], round(a[2], 1)) for a in hanging)[:10]}, kind and seconds waited)")
     check(not others, f"every flood answer is served or shed ({sorted({a[1] for a in others})})")
     check(percentile(served_times, 0.99) <= 1.0, f"flood: 99% of the served within 1 s ({percentile(served_times, 0.99):.3f} s)")
     check(all(a[3] for a in shed), "every shed answer carries Retry-After")

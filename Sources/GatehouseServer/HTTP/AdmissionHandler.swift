@@ -29,12 +29,15 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var holdsSlot = false
     /// The rest of a request answered here (its body, its end) is dropped.
     private var dropping = false
+    /// The connection is ending after a shed answer: everything the client still sends is dropped.
+    private var lingering = false
 
     init(_ policy: AdmissionPolicy) {
         self.policy = policy
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if lingering { return }
         let part = unwrapInboundIn(data)
         guard case .head(let request) = part else {
             if dropping {
@@ -122,9 +125,16 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         // A shed request's body was never read: waiting for the rest of it is what a slow client wants.
+        // Closing with its bytes unread would send a reset, which can destroy the answer before the
+        // client reads it; so the output is closed first (the client reads the answer, then the end),
+        // what it still sends is dropped, and the connection closes a moment later.
+        lingering = true
         let written = context.eventLoop.makePromise(of: Void.self)
         let channel = context.channel
-        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        written.futureResult.whenComplete { _ in
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
     }
 
