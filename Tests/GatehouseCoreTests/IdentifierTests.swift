@@ -105,3 +105,26 @@ import Testing
         #expect(RFC3339.parse(text) == nil)
     }
 }
+
+@Suite struct RandomUUIDTests {
+    @Test func randomUUIDsAreVersionFourWithTheRFCVariantAndDistinct() {
+        var seen = Set<UUID>()
+        for _ in 0..<1000 {
+            let id = UUID.random()
+            let text = id.uuidString.lowercased()
+            #expect(Array(text)[14] == "4", "\(text)")
+            #expect("89ab".contains(Array(text)[19]), "\(text)")
+            seen.insert(id)
+        }
+        #expect(seen.count == 1000)
+    }
+}
+
+@Suite struct TrimmingTests {
+    @Test(arguments: [
+        ("  application/json\t", "application/json"), ("", ""), (" \t ", ""), ("a b", "a b"), ("\u{A0}x", "\u{A0}x"), ("é ", "é"),
+    ])
+    func spacesAndTabsGoFromBothEnds(text: String, trimmed: String) {
+        #expect(String(text.trimmingSpacesAndTabs) == trimmed)
+    }
+}

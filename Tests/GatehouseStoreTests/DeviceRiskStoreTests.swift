@@ -278,12 +278,36 @@ import Testing
             try await store.database.query("ANALYZE velocity_edges", [])
             let queryKeys = try keys(app, try mint(app: app, device: device))
             let rules = RiskRules.effective(app: nil, event: nil)
-            let plan = try await store.database.query(
-                "EXPLAIN " + SQLStore.deviceAndVelocitySQL,
-                SQLStore.deviceAndVelocityBinds(queryKeys, deviceID: device.id, rules: rules)
-            ).map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
-            #expect(!plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens"), "\(plan)")
-            #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 4, "each count on its subject's index: \(plan)")
+            let binds = SQLStore.deviceAndVelocityBinds(queryKeys, deviceID: device.id, rules: rules)
+            let custom = try await store.database.query("EXPLAIN " + SQLStore.DeviceAndVelocityRead.sql, binds)
+            // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
+            // without the parameters' values. That plan must walk the indexes too.
+            let generic = try await store.database.transaction { transaction in
+                try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan", [])
+                try await transaction.query(
+                    "PREPARE velocity_plan_test (uuid, text, timestamptz, timestamptz, text, text, timestamptz, bigint, bigint, bigint, bigint) AS "
+                        + SQLStore.DeviceAndVelocityRead.sql,
+                    []
+                )
+                // EXECUTE takes no bound parameters: the values go as literals (test values, no quotes in them).
+                let literals = binds.map { value -> String in
+                    switch value {
+                    case .text(let text): return "'\(text)'"
+                    case .uuid(let uuid): return "'\(uuid)'"
+                    case .int(let int): return "\(int)"
+                    case .date(let date): return "'\(date.formatted(.iso8601))'"
+                    case .bytes, .null: return "NULL"
+                    }
+                }
+                let plan = try await transaction.query("EXPLAIN EXECUTE velocity_plan_test (\(literals.joined(separator: ", ")))", [])
+                try await transaction.query("DEALLOCATE velocity_plan_test", [])
+                return plan
+            }
+            for rows in [custom, generic] {
+                let plan = try rows.map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
+                #expect(!plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens"), "\(plan)")
+                #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 4, "each count on its subject's index: \(plan)")
+            }
         }
     }
 

@@ -32,7 +32,7 @@ public struct AdminToken: Equatable, Sendable {
     ) throws(DomainError) -> (plaintext: String, record: AdminToken) {
         let checkedName = try AppDraft.checkedName(name, code: .invalidTokenName, field: "name")
         let plaintext = prefix + RandomText.make(length: randomLength, alphabet: RandomText.base62, using: &generator)
-        return (plaintext, AdminToken(id: UUID(), name: checkedName, hash: hash(of: plaintext), createdAt: now, revokedAt: nil))
+        return (plaintext, AdminToken(id: UUID.random(), name: checkedName, hash: hash(of: plaintext), createdAt: now, revokedAt: nil))
     }
 
     public static func hash(of plaintext: String) -> [UInt8] {

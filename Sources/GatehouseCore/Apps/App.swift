@@ -4,14 +4,17 @@
 import Foundation
 
 /// The internal, never-reused identity of an app; the appKey is what callers see.
-public struct AppID: Hashable, Sendable, CustomStringConvertible {
+public struct AppID: Hashable, Sendable, CustomStringConvertible, Comparable {
     public let rawValue: UUID
 
     public init(_ rawValue: UUID) { self.rawValue = rawValue }
 
-    public static func random() -> AppID { AppID(UUID()) }
+    public static func random() -> AppID { AppID(UUID.random()) }
 
     public var description: String { rawValue.uuidString.lowercased() }
+
+    /// The order rows are locked in when a batch writes several apps' rows.
+    public static func < (left: AppID, right: AppID) -> Bool { left.description < right.description }
 }
 
 /// The mobile platforms an app ships on.

@@ -32,7 +32,7 @@ public enum Gate {
     /// escape left after decoding once (double encoding). The gate refuses every such path.
     public static func normalizedPath(_ uri: String) -> String? {
         let rawPath = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        guard rawPath.hasPrefix("/"), rawPath.utf8.count <= 8192, let decoded = rawPath.removingPercentEncoding,
+        guard rawPath.hasPrefix("/"), rawPath.utf8.count <= 8192, let decoded = RequestPath.percentDecoded(rawPath),
             !decoded.hasControlCharacters, !decoded.contains(where: { $0 == ";" || $0 == "\\" || $0 == "%" }),
             !rawPath.lowercased().contains("%2f")
         else { return nil }

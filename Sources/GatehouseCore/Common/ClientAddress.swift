@@ -12,7 +12,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     public let description: String
 
     public init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = String(text.trimmingSpacesAndTabs)
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, trimmed, &v4) == 1 {

@@ -39,3 +39,37 @@ public enum RequestPath {
         }
     }
 }
+
+extension RequestPath {
+    /// `text` with each `%XX` replaced by its byte; nil when a `%` is not followed by two hex digits or
+    /// the bytes are not UTF-8. Foundation's `removingPercentEncoding` goes through `CFString` on Linux
+    /// (a twentieth of the gate's time, docs/PERFORMANCE.md) and sometimes turns bytes that are not
+    /// UTF-8 into U+FFFD instead of failing: a path an upstream could read otherwise.
+    public static func percentDecoded(_ text: some StringProtocol) -> String? {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(UInt8(ascii: "%")) else { return String(text) }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "%") else {
+                decoded.append(bytes[index])
+                index += 1
+                continue
+            }
+            guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else { return nil }
+            decoded.append(high << 4 | low)
+            index += 3
+        }
+        return String(validating: decoded, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// The keys the service computes with, all derived from the master key (so every instance has them and
 /// none is stored): the app-tag key of ztokens, the device-identity key, and the roots of the
@@ -10,6 +11,8 @@ public struct ServerKeys: Sendable {
     public let deviceKeyRoot: SymmetricKey
     /// The root of the devices' ztoken keys (`ZToken.deviceKey`).
     public let ztokenDeviceRoot: SymmetricKey
+    /// Each app's ztoken tag, computed once: every risk query and minted token needs its app's.
+    let appTags = AppTags()
 
     public init(box: SecretBox) {
         ztoken = box.derivedKey(purpose: "ztoken-mac-v1")
@@ -20,5 +23,22 @@ public struct ServerKeys: Sendable {
 
     static func mac(_ key: SymmetricKey, _ parts: [String]) -> [UInt8] {
         Array(HMAC<SHA256>.authenticationCode(for: Array(parts.joined(separator: "\n").utf8), using: key))
+    }
+}
+
+/// The apps' ztoken tags (`ZToken.appTag`), kept once computed. Apps are few and operator-made; the
+/// bound only keeps a misuse from growing it without end.
+final class AppTags: Sendable {
+    private let tags = Mutex<[AppID: [UInt8]]>([:])
+    private static let bound = 4096
+
+    func tag(for app: AppID, compute: () -> [UInt8]) -> [UInt8] {
+        if let known = tags.withLock({ $0[app] }) { return known }
+        let tag = compute()
+        tags.withLock { tags in
+            if tags.count >= Self.bound { tags.removeAll() }
+            tags[app] = tag
+        }
+        return tag
     }
 }

@@ -13,3 +13,26 @@ extension String {
             && first != "-"
     }
 }
+
+extension String {
+    /// Without leading and trailing spaces and tabs (see `Substring.trimmingSpacesAndTabs`).
+    public var trimmingSpacesAndTabs: Substring { self[...].trimmingSpacesAndTabs }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace). Foundation's
+    /// `trimmingCharacters(in:)` goes through `NSString` on Linux, a cost on every request that parsed
+    /// a header or an address with it.
+    public var trimmingSpacesAndTabs: Substring {
+        let bytes = utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { bytes.formIndex(after: &start) }
+        while start < end {
+            let last = bytes.index(before: end)
+            guard bytes[last] == 0x20 || bytes[last] == 0x09 else { break }
+            end = last
+        }
+        return self[start..<end]
+    }
+}

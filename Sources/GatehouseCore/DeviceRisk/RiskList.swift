@@ -56,7 +56,7 @@ public struct RiskListEntry: Equatable, Sendable {
         if let note, note.unicodeScalars.count > 200 || note.hasControlCharacters {
             throw DomainError(.invalidListEntry, "note is at most 200 characters without control characters.", field: "note")
         }
-        return RiskListEntry(id: UUID(), appID: app.id, kind: kind, subject: subject, value: normalised, note: note, createdAt: now)
+        return RiskListEntry(id: UUID.random(), appID: app.id, kind: kind, subject: subject, value: normalised, note: note, createdAt: now)
     }
 
     public func matches(device: DeviceID?, account: AccountID?, address: IPAddress?) -> Bool {

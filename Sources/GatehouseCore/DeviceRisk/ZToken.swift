@@ -66,7 +66,7 @@ public enum ZToken {
     /// Names the app in every token, so that one shown to another app's backend is told apart from
     /// a forgery before any key is derived.
     public static func appTag(_ app: AppID, keys: ServerKeys) -> [UInt8] {
-        Array(ServerKeys.mac(keys.ztoken, ["app", app.description]).prefix(4))
+        keys.appTags.tag(for: app) { Array(ServerKeys.mac(keys.ztoken, ["app", app.description]).prefix(4)) }
     }
 
     public static func deviceKey(app: AppID, device: DeviceID, epoch: UInt32, keys: ServerKeys) -> ZTokenDeviceKey {

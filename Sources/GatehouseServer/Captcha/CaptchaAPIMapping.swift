@@ -63,7 +63,7 @@ extension Components.Schemas.SiteverifyResponse {
 extension Siteverify.Input {
     /// Turnstile's fields from a form or a JSON body; nil for a body that does not parse (`bad-request`).
     static func parse(_ text: String, contentType: String?) throws -> Siteverify.Input? {
-        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let mediaType = JSONBody.mediaType(of: contentType)
         var fields: [String: String] = [:]
         switch mediaType {
         case "application/x-www-form-urlencoded":

@@ -36,7 +36,7 @@ public struct RiskQueryOperations: Sendable {
             keys: keys,
             at: clock.now()
         )
-        return try await store.recordRiskDecision(query) { facts in RiskEngine.decide(query, facts: facts, id: UUID()) }
+        return try await store.recordRiskDecision(query) { facts in RiskEngine.decide(query, facts: facts, id: UUID.random()) }
     }
 
     public func decision(app: App, id: String) async throws -> RiskDecisionRecord {

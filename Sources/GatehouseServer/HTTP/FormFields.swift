@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// `application/x-www-form-urlencoded` bodies, for endpoints that take forms because the service
 /// they stand in for does (siteverify).
@@ -15,6 +16,6 @@ enum FormFields {
     }
 
     private static func decode(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        RequestPath.percentDecoded(text.replacingOccurrences(of: "+", with: " "))
     }
 }

@@ -70,9 +70,13 @@ enum JSONBody {
         }
     }
 
+    /// The media type of a `Content-Type` value, lowercased, without its parameters.
+    static func mediaType(of contentType: String?) -> String? {
+        contentType?.split(separator: ";", omittingEmptySubsequences: false).first.map { $0.trimmingSpacesAndTabs.lowercased() }
+    }
+
     static func requireJSON(_ contentType: String?) throws(Problem) {
-        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard mediaType == "application/json" else {
+        guard mediaType(of: contentType) == "application/json" else {
             throw Problem(
                 .unsupportedMediaType,
                 code: "unsupported_media_type",

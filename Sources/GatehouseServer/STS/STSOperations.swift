@@ -162,7 +162,7 @@ public struct STSOperations: Sendable {
             let call =
                 switch role.provider {
                 case .aws: AssumeRole.aws(role: role, key: key, parameters: parameters, now: now)
-                case .alibaba: AssumeRole.alibaba(role: role, key: key, parameters: parameters, nonce: UUID().uuidString, now: now)
+                case .alibaba: AssumeRole.alibaba(role: role, key: key, parameters: parameters, nonce: UUID.random().uuidString, now: now)
                 }
             onUpstreamCall(role.provider)
             let credentials = try await sts.assumeRole(call, provider: role.provider).get()

@@ -22,6 +22,16 @@ struct BoundedDatabase: SQLDatabase {
         }
     }
 
+    @discardableResult
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        let inner = inner
+        do {
+            return try await BoundedWait.run(within: limit) { try await inner.query(statement, binds) }
+        } catch {
+            throw error as? StoreError ?? .unavailable("\(type(of: error))")
+        }
+    }
+
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         let inner = inner
         return try await BoundedWait.run(within: limit) { try await inner.transaction(body) }

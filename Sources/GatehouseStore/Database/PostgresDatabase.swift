@@ -42,6 +42,17 @@ final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    @discardableResult
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        do {
+            return try await counted {
+                try await Self.decodeAll(try await client.execute(PostgresPrepared<Statement>(bindings: Self.bindings(binds)), logger: logger))
+            }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await counted {
@@ -100,6 +111,11 @@ final class PostgresDatabase: SQLDatabase {
         _ binds: [SQLValue],
         _ execute: (PostgresQuery) async throws -> PostgresRowSequence
     ) async throws -> [SQLRow] {
+        let rows = try await execute(PostgresQuery(unsafeSQL: sql, binds: bindings(binds))).collect()
+        return try rows.map(Self.decode)
+    }
+
+    static func bindings(_ binds: [SQLValue]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: binds.count)
         for bind in binds {
             switch bind {
@@ -111,8 +127,13 @@ final class PostgresDatabase: SQLDatabase {
             case .null: bindings.appendNull()
             }
         }
-        let rows = try await execute(PostgresQuery(unsafeSQL: sql, binds: bindings)).collect()
-        return try rows.map(Self.decode)
+        return bindings
+    }
+
+    static func decodeAll<Rows: AsyncSequence>(_ rows: Rows) async throws -> [SQLRow] where Rows.Element == PostgresRow {
+        var decoded: [SQLRow] = []
+        for try await row in rows { decoded.append(try decode(row)) }
+        return decoded
     }
 
     private static func decode(_ row: PostgresRow) throws -> SQLRow {
@@ -179,6 +200,16 @@ struct PostgresConnectionDatabase: SQLDatabase {
         }
     }
 
+    @discardableResult
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        do {
+            let bindings = PostgresDatabase.bindings(binds)
+            return try await PostgresDatabase.decodeAll(try await connection.execute(PostgresPrepared<Statement>(bindings: bindings), logger: logger))
+        } catch {
+            throw PostgresDatabase.translate(error)
+        }
+    }
+
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         do {
             return try await connection.withTransaction(logger: logger) { _ in try await body(self) }
@@ -194,4 +225,17 @@ struct PostgresConnectionDatabase: SQLDatabase {
     func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         try await body(self)
     }
+}
+
+/// PostgresNIO prepares a statement on each connection the first time that connection runs it, under
+/// the statement's name, and from then on sends only its parameters.
+struct PostgresPrepared<Statement: PreparedSQL>: PostgresPreparedStatement {
+    static var name: String { Statement.name }
+    static var sql: String { Statement.sql }
+    typealias Row = PostgresRow
+
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 }

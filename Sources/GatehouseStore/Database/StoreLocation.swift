@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import Logging
 import NIOSSL
 import PostgresNIO
@@ -42,8 +43,8 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         var configuration = PostgresClient.Configuration(
             host: components.host ?? "127.0.0.1",
             port: components.port ?? 5432,
-            username: user.removingPercentEncoding ?? user,
-            password: components.password?.removingPercentEncoding,
+            username: RequestPath.percentDecoded(user) ?? user,
+            password: components.password.flatMap { RequestPath.percentDecoded($0) },
             database: database.isEmpty ? nil : database,
             tls: tls
         )

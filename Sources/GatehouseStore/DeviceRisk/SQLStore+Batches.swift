@@ -16,9 +16,7 @@ struct VelocityEdge: Hashable, Comparable, Sendable {
 
     /// The order rows are written in, the same in every statement.
     static func < (left: VelocityEdge, right: VelocityEdge) -> Bool {
-        (left.appID.description, left.kind.rawValue, left.subject, left.member) < (
-            right.appID.description, right.kind.rawValue, right.subject, right.member
-        )
+        (left.kind.rawValue, left.subject, left.member, left.appID) < (right.kind.rawValue, right.subject, right.member, right.appID)
     }
 }
 

@@ -1,6 +1,12 @@
 import Foundation
 import GatehouseCore
 
+/// A token's consumption row, as `RETURNING` names it.
+private struct ConsumedID: Hashable {
+    let app: AppID
+    let token: String
+}
+
 /// A risk query whose fresh token is to be consumed, with what was read for it beforehand.
 struct PendingConsumption: Sendable {
     let query: RiskQuery
@@ -51,7 +57,8 @@ extension SQLStore {
         // opposite orders would deadlock on PostgreSQL.
         var binds: [SQLValue] = []
         binds.reserveCapacity(pending.count * 5)
-        for item in pending.sorted(by: { ($0.query.appID.description, $0.tokenID) < ($1.query.appID.description, $1.tokenID) }) {
+        // Token ids first: the app's UUID is formatted only to break a tie, which almost never happens.
+        for item in pending.sorted(by: { ($0.tokenID, $0.query.appID) < ($1.tokenID, $1.query.appID) }) {
             binds += [
                 .uuid(item.query.appID.rawValue), .text(item.tokenID), .text(item.claims.deviceID.rawValue), .date(item.query.at),
                 .date(item.claims.consumptionKeptUntil),
@@ -62,11 +69,11 @@ extension SQLStore {
                 + valuesList(rows: pending.count, width: 5) + " ON CONFLICT (app_id, token_id) DO NOTHING RETURNING app_id, token_id",
             binds
         )
-        var inserted = Set<String>()
-        for row in rows { inserted.insert("\(try row.uuid("app_id")) \(try row.text("token_id"))") }
+        var inserted = Set<ConsumedID>()
+        for row in rows { inserted.insert(ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))) }
         var consumptions: [RiskFacts.Consumption] = []
         for item in pending {
-            guard inserted.remove("\(item.query.appID.rawValue) \(item.tokenID)") != nil else {
+            guard inserted.remove(ConsumedID(app: item.query.appID, token: item.tokenID)) != nil else {
                 consumptions.append(.alreadyConsumed)
                 continue
             }

@@ -50,21 +50,30 @@ extension SQLStore {
         } ?? RiskPolicy(rules: [:], listEntries: [], events: [])
     }
 
-    /// Each count walks its index newest first (`ORDER BY` the index's time), so that `LIMIT` stops it
-    /// whatever the statistics say: with rows for one subject bunched behind an attack's, a planner
-    /// that expects matches spread evenly would rather scan the table, past every row of the attack.
-    static let deviceAndVelocitySQL = """
-        SELECT devices.*,
-          (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 ORDER BY consumed_at DESC LIMIT $8) AS e)
-            AS device_events,
-          (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
-            AND member <> $5 ORDER BY last_seen DESC LIMIT $9) AS d) AS device_accounts,
-          (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
-            AND member <> $2 ORDER BY last_seen DESC LIMIT $10) AS a) AS account_devices,
-          (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
-            AND member <> $2 ORDER BY last_seen DESC LIMIT $11) AS i) AS ip_devices
-        FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = $1 AND devices.device_id = $2
-        """
+    /// The device and its bounded velocity counts (`deviceAndVelocity`), prepared: every risk query with
+    /// a genuine token runs it. Each count walks its index newest first (`ORDER BY` the index's time),
+    /// so that `LIMIT` stops it whatever the statistics say: with rows for one subject bunched behind an
+    /// attack's, a planner that expects matches spread evenly would rather scan the table, past every row
+    /// of the attack. The device's columns are named, not `*`: a prepared statement whose result
+    /// changes shape under it (a later migration adding a column) fails until re-prepared.
+    enum DeviceAndVelocityRead: PreparedSQL {
+        static let name = "gatehouse_device_and_velocity_v1"
+        static let sql = """
+            SELECT devices.app_id, devices.device_id, devices.client_device_id, devices.collect_type, devices.platform,
+              devices.sdk_version, devices.model, devices.os_version, devices.screen, devices.idfv, devices.idfa, devices.wifi_ssid,
+              devices.wifi_bssid, devices.environment, devices.first_seen, devices.last_seen, devices.last_address, devices.key_epoch,
+              devices.hardware_facts, devices.hardware_attested_at, devices.attestation_failed_at,
+              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 ORDER BY consumed_at DESC LIMIT $8) AS e)
+                AS device_events,
+              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
+                AND member <> $5 ORDER BY last_seen DESC LIMIT $9) AS d) AS device_accounts,
+              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
+                AND member <> $2 ORDER BY last_seen DESC LIMIT $10) AS a) AS account_devices,
+              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
+                AND member <> $2 ORDER BY last_seen DESC LIMIT $11) AS i) AS ip_devices
+            FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = $1 AND devices.device_id = $2
+            """
+    }
 
     /// The device and its velocity counts, in one statement, read before its token is consumed. Each
     /// count is read with `LIMIT` its threshold and the query's own token or pair added (it is not
@@ -79,7 +88,7 @@ extension SQLStore {
     )
         async throws(StoreError) -> (Device?, Velocity)
     {
-        let rows = try await database.query(Self.deviceAndVelocitySQL, deviceAndVelocityBinds(query, deviceID: deviceID, rules: rules))
+        let rows = try await database.query(DeviceAndVelocityRead.self, deviceAndVelocityBinds(query, deviceID: deviceID, rules: rules))
         guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
         let velocity = Velocity(
             deviceEventsLastMinute: Int(try row.int("device_events")) + 1,

@@ -27,7 +27,10 @@ extension SQLStore: SignatureStore {
     public func recordSignatureFailure(appID: AppID, deviceID: DeviceID, reason: SignatureFailure, at now: Date) async throws(StoreError) {
         try await database.query(
             "INSERT INTO signature_failures (app_id, failure_id, device_id, reason, failed_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.uuid(appID.rawValue), .uuid(UUID()), .text(deviceID.rawValue), .text(reason.rawValue), .date(now), .date(now.addingTimeInterval(3600))]
+            [
+                .uuid(appID.rawValue), .uuid(UUID.random()), .text(deviceID.rawValue), .text(reason.rawValue), .date(now),
+                .date(now.addingTimeInterval(3600)),
+            ]
         )
     }
 }
