@@ -26,14 +26,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from sdk_sign import sign  # noqa: E402
-from interop_common import check, finish, free_port  # noqa: E402
+from interop_common import ClientThreads, check, finish, free_port  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLIENT_WAIT = 30
@@ -91,15 +90,12 @@ class Cluster:
         subprocess.run([os.path.join(ROOT, "scripts", "pg-cluster.sh"), "stop", self.folder], capture_output=True)
 
 
-class Load:
+class Load(ClientThreads):
     """Eight clients, each looping over a mix of requests; every answer is recorded."""
 
     def __init__(self, base, admin, app):
+        super().__init__(8, CLIENT_WAIT)
         self.base, self.admin, self.app = base, admin, app
-        self.answers = []
-        self.lock = threading.Lock()
-        self.running = True
-        self.threads = [threading.Thread(target=self.client, args=(index,), daemon=True) for index in range(8)]
 
     def sdk(self, path, body):
         raw = json.dumps(body).encode()
@@ -142,15 +138,6 @@ class Load:
             with self.lock:
                 self.answers.append((what,) + answer[:3])
             step += 1
-
-    def start(self):
-        for thread in self.threads:
-            thread.start()
-
-    def stop(self):
-        self.running = False
-        for thread in self.threads:
-            thread.join(CLIENT_WAIT * 3)
 
 
 def main():

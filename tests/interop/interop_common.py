@@ -11,6 +11,32 @@ import zlib
 FAILURES = []
 
 
+class ClientThreads:
+    """`count` client threads, each running `self.client(index)` until `stop`; the answers they record
+    go to `self.answers` under `self.lock`."""
+
+    def __init__(self, count, wait):
+        import threading
+
+        self.answers = []
+        self.lock = threading.Lock()
+        self.running = True
+        self.wait = wait
+        self.threads = [threading.Thread(target=self.client, args=(index,), daemon=True) for index in range(count)]
+
+    def client(self, index):
+        raise NotImplementedError
+
+    def start(self):
+        for thread in self.threads:
+            thread.start()
+
+    def stop(self):
+        self.running = False
+        for thread in self.threads:
+            thread.join(self.wait * 3)
+
+
 def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what)
     if not condition:

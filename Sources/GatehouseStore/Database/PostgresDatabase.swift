@@ -5,38 +5,53 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// PostgreSQL through PostgresNIO's `PostgresClient` pool.
+/// PostgreSQL through PostgresNIO's `PostgresClient` pools, one per host of the URL; statements go to
+/// the host `PostgresHosts` chose (the writable one, when the URL asks for it).
 final class PostgresDatabase: SQLDatabase {
     /// Taken for the whole of a migration run, so two instances starting at once apply each migration once.
     static let migrationLockKey: Int64 = 0x6761_7465_686f_7573  // "gatehous"
 
-    let client: PostgresClient
+    let hosts: PostgresHosts
     let logger: Logger
     private let inFlight = ManagedAtomic<Int>(0)
     private let capacity: Int
 
     var dialect: SQLDialect { .postgres }
 
-    init(client: PostgresClient, capacity: Int, logger: Logger) {
-        self.client = client
+    init(hosts: PostgresHosts, capacity: Int, logger: Logger) {
+        self.hosts = hosts
         self.capacity = capacity
         self.logger = logger
     }
 
     var usage: PoolUsage { PoolUsage(inUse: inFlight.load(ordering: .relaxed), capacity: capacity) }
 
-    private func counted<T>(_ body: () async throws -> T) async rethrows -> T {
+    /// Runs `work` on the chosen host. A failure saying the host is gone or read-only makes the hosts
+    /// search again; work that failed before it could change anything (refused as read-only, never
+    /// given a connection, a transaction that never reached its commit) runs once more on the host
+    /// found, within the caller's bound. Anything else is the caller's error: its outcome is unknown.
+    private func onChosenHost<T>(_ work: (PostgresClient) async throws -> T) async throws -> T {
         inFlight.wrappingIncrement(ordering: .relaxed)
         defer { inFlight.wrappingDecrement(ordering: .relaxed) }
-        return try await body()
+        var retried = false
+        while true {
+            let (index, client) = try await hosts.current()
+            do {
+                return try await work(client)
+            } catch {
+                let failure = HostFailure(error)
+                if failure.hostUnusable { hosts.suspect(index, because: failure.reason) }
+                guard failure.nothingChanged, failure.hostUnusable, hosts.needsSearch, !retried else { throw error }
+                retried = true
+            }
+        }
     }
 
     @discardableResult
     func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        let logger = logger
         do {
-            return try await counted {
-                try await Self.run(sql, binds) { try await client.query($0, logger: logger) }
-            }
+            return try await onChosenHost { client in try await Self.run(sql, binds) { try await client.query($0, logger: logger) } }
         } catch {
             throw Self.translate(error)
         }
@@ -44,8 +59,9 @@ final class PostgresDatabase: SQLDatabase {
 
     @discardableResult
     func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+        let logger = logger
         do {
-            return try await counted {
+            return try await onChosenHost { client in
                 try await Self.decodeAll(try await client.execute(PostgresPrepared<Statement>(bindings: Self.bindings(binds)), logger: logger))
             }
         } catch {
@@ -54,8 +70,9 @@ final class PostgresDatabase: SQLDatabase {
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let logger = logger
         do {
-            return try await counted {
+            return try await onChosenHost { client in
                 try await client.withTransaction(logger: logger) { connection in
                     try await body(PostgresConnectionDatabase(connection: connection, logger: logger))
                 }
@@ -68,8 +85,9 @@ final class PostgresDatabase: SQLDatabase {
     }
 
     func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        // Not retried on another host: a migration that lost its host mid-way starts again at the next start.
         do {
-            return try await client.withConnection { connection in
+            return try await hosts.current().client.withConnection { connection in
                 let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
                 try await pinned.query("SELECT pg_advisory_lock($1)", [.int(Self.migrationLockKey)])
                 do {
@@ -88,21 +106,31 @@ final class PostgresDatabase: SQLDatabase {
 
     func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
         do {
-            return try await client.withConnection { connection in
-                let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
-                let locked = try await pinned.query("SELECT pg_try_advisory_lock($1) AS locked", [.int(key)])
-                guard try locked.first?.int("locked") == 1 else { return nil }
-                do {
-                    let result = try await body(pinned)
-                    try await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
-                    return result
-                } catch {
-                    _ = try? await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
-                    throw error
+            let logger = logger
+            return try await onChosenHost { client in
+                try await client.withConnection { connection in
+                    try await Self.ifUnlocked(key, on: PostgresConnectionDatabase(connection: connection, logger: logger), body)
                 }
             }
         } catch {
             throw Self.translate(error)
+        }
+    }
+
+    private static func ifUnlocked<T: Sendable>(
+        _ key: Int64,
+        on pinned: PostgresConnectionDatabase,
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T? {
+        let locked = try await pinned.query("SELECT pg_try_advisory_lock($1) AS locked", [.int(key)])
+        guard try locked.first?.int("locked") == 1 else { return nil }
+        do {
+            let result = try await body(pinned)
+            try await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
+            return result
+        } catch {
+            _ = try? await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
+            throw error
         }
     }
 

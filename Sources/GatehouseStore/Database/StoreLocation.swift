@@ -15,41 +15,36 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
-        case .postgres(let url):
-            guard var components = URLComponents(string: url) else { return "postgres:(unparseable URL)" }
-            if components.password != nil { components.password = "***" }
-            return components.string ?? "postgres"
+        case .postgres(let url): return (try? PostgresURL(url).redacted) ?? "postgres:(unparseable URL)"
         }
     }
 
-    /// Reads a `postgres://` URL into a client configuration; the error names what is wrong, never the password.
-    static func postgresConfiguration(_ url: String, maximumConnections: Int) throws(StoreError) -> PostgresClient.Configuration {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
-            throw .unavailable("GATEHOUSE_DATABASE_URL must look like postgres://user:password@host:5432/database")
+    /// Reads a `postgres://` URL, one host or several, into a client configuration per host; the error
+    /// names what is wrong, never the password.
+    static func postgresConfigurations(
+        _ text: String,
+        maximumConnections: Int
+    ) throws(StoreError) -> (url: PostgresURL, configurations: [PostgresClient.Configuration]) {
+        let url = try PostgresURL(text)
+        let configurations = url.hosts.map { host in
+            let tls: PostgresClient.Configuration.TLS
+            switch url.sslmode {
+            case "disable": tls = .disable
+            case "require": tls = .require(.makeClientConfiguration())
+            default: tls = .prefer(.makeClientConfiguration())
+            }
+            var configuration = PostgresClient.Configuration(
+                host: host.name,
+                port: host.port,
+                username: url.user,
+                password: url.password,
+                database: url.database,
+                tls: tls
+            )
+            configuration.options.maximumConnections = maximumConnections
+            return configuration
         }
-        guard let user = components.user, !user.isEmpty else { throw .unavailable("the database URL names no user") }
-        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let query = Dictionary(
-            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") },
-            uniquingKeysWith: { _, last in last }
-        )
-        let tls: PostgresClient.Configuration.TLS
-        switch query["sslmode"] ?? "prefer" {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require": tls = .require(.makeClientConfiguration())
-        case let other: throw .unavailable("sslmode '\(other)' is not one of disable, prefer, require")
-        }
-        var configuration = PostgresClient.Configuration(
-            host: components.host ?? "127.0.0.1",
-            port: components.port ?? 5432,
-            username: RequestPath.percentDecoded(user) ?? user,
-            password: components.password.flatMap { RequestPath.percentDecoded($0) },
-            database: database.isEmpty ? nil : database,
-            tls: tls
-        )
-        configuration.options.maximumConnections = maximumConnections
-        return configuration
+        return (url, configurations)
     }
 }
 
@@ -57,7 +52,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 /// service group, or use `withStore` for a one-off command.
 public struct StoreService: Service {
     public let store: SQLStore
-    private let client: PostgresClient?
+    private let hosts: PostgresHosts?
     private let sqlite: SQLiteDatabase?
 
     /// - Parameter operationTimeout: the longest any statement or transaction may keep its caller
@@ -86,13 +81,22 @@ public struct StoreService: Service {
                 throw .unavailable("cannot create the data folder \(folder): \(error.localizedDescription)")
             }
             let database = try await SQLiteDatabase.open(path: path, logger: logger)
-            return StoreService(store: bounded(database), client: nil, sqlite: database)
+            return StoreService(store: bounded(database), hosts: nil, sqlite: database)
         case .postgres(let url):
-            var configuration = try StoreLocation.postgresConfiguration(url, maximumConnections: maximumConnections)
-            configuration.options.connectTimeout = operationTimeout
-            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-            let database = PostgresDatabase(client: client, capacity: maximumConnections, logger: logger)
-            return StoreService(store: bounded(database), client: client, sqlite: nil)
+            let (parsed, configurations) = try StoreLocation.postgresConfigurations(url, maximumConnections: maximumConnections)
+            let clients = configurations.map { configuration in
+                var configuration = configuration
+                configuration.options.connectTimeout = operationTimeout
+                return PostgresClient(configuration: configuration, backgroundLogger: logger)
+            }
+            let hosts = PostgresHosts(
+                clients: clients,
+                names: parsed.hosts.map { "\($0.name):\($0.port)" },
+                attributes: parsed.sessionAttributes,
+                logger: logger
+            )
+            let database = PostgresDatabase(hosts: hosts, capacity: maximumConnections, logger: logger)
+            return StoreService(store: bounded(database), hosts: hosts, sqlite: nil)
         }
     }
 
@@ -100,9 +104,9 @@ public struct StoreService: Service {
     /// behind their answers and closes the database. (Services shut down in reverse order, so the
     /// HTTP server has stopped answering by then.)
     public func run() async throws {
-        if let client {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
+        if let hosts {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                Self.runPools(of: hosts, in: &group)
                 try? await gracefulShutdown()
                 await store.catchUpWritesBehind()
                 group.cancelAll()
@@ -122,7 +126,7 @@ public struct StoreService: Service {
         _ body: @Sendable (SQLStore) async throws -> T
     ) async throws -> T {
         let service = try await open(location, maximumConnections: 4, operationTimeout: .seconds(600), logger: logger)
-        guard let client = service.client else {
+        guard let hosts = service.hosts else {
             do {
                 let result = try await body(service.store)
                 await service.sqlite?.close()
@@ -133,9 +137,17 @@ public struct StoreService: Service {
             }
         }
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
+            Self.runPools(of: hosts, in: &group)
             defer { group.cancelAll() }
             return try await body(service.store)
         }
+    }
+}
+
+extension StoreService {
+    /// Each host's pool, and the watch that follows the writable host (multi-host URLs only).
+    static func runPools(of hosts: PostgresHosts, in group: inout ThrowingTaskGroup<Void, any Error>) {
+        for client in hosts.clients { group.addTask { await client.run() } }
+        group.addTask { await hosts.watch() }
     }
 }
