@@ -9,8 +9,9 @@ that a failover takes seconds, not the default minute. Both instances get
 `postgres://...@127.0.0.1:P1,127.0.0.1:P2/gatehouse?target_session_attrs=read-write`.
 
 Load: six clients, each alternating between the two instances: risk queries with fresh ztokens minted
-as a device mints them (each consumes its token and stores a decision before answering), and operator
-writes (a deny-list entry each). Every answer is recorded with its time. Then the primary's keeper is
+as a device mints them (each consumes its token and stores a decision before answering), operator
+writes (a deny-list entry each), and STS credentials vended from a role's cache (moto as the upstream,
+called once before the load). Every answer is recorded with its time. Then the primary's keeper is
 killed and its PostgreSQL stopped with `pg_ctl stop -m immediate`; the formation promotes the
 secondary; the old primary's keeper is started again (it rejoins as a secondary) and the same is done
 to the new primary.
@@ -18,6 +19,7 @@ to the new primary.
 Asserted, for each failover:
 - every answer is a success or a 503 with Retry-After (never a 500, a reset or a hang past 30 s);
 - both instances serve writes again on their own (no restart) within 60 s of the stop;
+- STS credentials are vended throughout, outside the gap;
 and after both, every acknowledged write (each decision id answered 200, each entry id answered 201)
 is on the final primary: 0 lost. The figures are printed and written to --report.
 
@@ -40,6 +42,8 @@ from ztoken_mint import mint, unb64url  # noqa: E402
 from interop_common import ClientThreads, check, finish, free_port  # noqa: E402
 from database_crash import request, CLIENT_WAIT  # noqa: E402
 from sdk_sign import sign  # noqa: E402
+from attestation_interop import Gatehouse  # noqa: E402
+from sts_interop import AWS_TEMPLATE, attested_device, setup_moto, start_moto, sts_token  # noqa: E402
 
 OWNER = os.environ.get("PG_CLUSTER_USER", "postgres")
 # The monitor's health checks, shortened from a minute in all to seconds; the demote timeout is how
@@ -156,18 +160,23 @@ class Formation:
 
 
 class Load(ClientThreads):
-    """Six clients alternating between the instances: risk queries with fresh ztokens, list entries."""
+    """Six clients alternating between the instances: risk queries with fresh ztokens, list entries,
+    and STS credentials vended from the role's cache."""
 
-    def __init__(self, bases, admin, app, devices):
+    def __init__(self, bases, admin, app, devices, sts_headers):
         super().__init__(6, CLIENT_WAIT)
-        self.bases, self.admin, self.app, self.devices = bases, admin, app, devices
+        self.bases, self.admin, self.app, self.devices, self.sts_headers = bases, admin, app, devices, sts_headers
         self.backend = {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (app["appKey"], app["serverSecret"])).encode()).decode()}
         # self.answers: (time, instance, kind, status, has Retry-After, acknowledged id)
 
     def one(self, index, step):
         instance = (index + step) % len(self.bases)
         base = self.bases[instance]
-        if step % 2 == 0:
+        if step % 3 == 2:
+            status, headers, _, raw = request("GET", "%s/v1/sts/token?appKey=%s&roleId=uploads" % (base, self.app["appKey"]),
+                                              headers=self.sts_headers)
+            return instance, "sts", status, headers, None
+        if step % 3 == 0:
             device = self.devices[index]
             account = "failover-%d" % index
             token = mint(unb64url(device["ztokenKey"]), unb64url(device["ztokenContext"]), 3300, account, 300, int(time.time()),
@@ -199,7 +208,7 @@ def serving_again(answers, stopped, instances):
     after the stop, then its next success); None for an instance that never did."""
     figures = []
     for instance in range(instances):
-        after = [a for a in answers if a[1] == instance and a[0] >= stopped]
+        after = [a for a in answers if a[1] == instance and a[0] >= stopped and a[2] in ("decision", "list entry")]
         failures = [a[0] for a in after if a[3] not in (200, 201)]
         last_failure = max(failures) if failures else stopped
         successes = [a[0] for a in after if a[3] in (200, 201) and a[0] > last_failure]
@@ -263,11 +272,13 @@ def main():
     formation = Formation(folder)
     instances = []
     report = []
+    moto = None
     try:
         formation.create()
         master_key = base64.b64encode(os.urandom(32)).decode()
         environment = dict(os.environ, GATEHOUSE_DATABASE_URL=formation.url(), GATEHOUSE_MASTER_KEY=master_key, GATEHOUSE_LOG_LEVEL="notice",
-                           GATEHOUSE_DATABASE_TIMEOUT_SECONDS="3", GATEHOUSE_PURGE_INTERVAL_SECONDS="0")
+                           GATEHOUSE_DATABASE_TIMEOUT_SECONDS="3", GATEHOUSE_PURGE_INTERVAL_SECONDS="0",
+                           GATEHOUSE_STS_PRIVATE_ENDPOINTS="true")
         subprocess.run([args.binary, "migrate"], env=environment, check=True, capture_output=True)
         token = subprocess.run([args.binary, "admin-token", "create", "--name", "failover"], env=environment, check=True,
                                capture_output=True, text=True).stdout.strip()
@@ -275,10 +286,20 @@ def main():
             instances.append(start_instance(args.binary, environment, folder, name))
         bases = [base for _, base in instances]
         admin = {"Authorization": "Bearer " + token}
-        status, _, _, raw = request("POST", bases[0] + "/v1/admin/apps", {"name": "Failover", "platforms": ["ios"]}, admin)
-        assert status == 201, raw
-        created = json.loads(raw)
+        gatehouse = Gatehouse(bases[0], token)
+        created = gatehouse.create_app("Failover")
         app = {"appKey": created["app"]["appKey"], "secretKey": created["secretKey"], "serverSecret": created["serverSecret"]}
+        # An STS role whose credentials are cached: moto as the upstream, called once before the load.
+        _, sts_headers = attested_device(gatehouse, created, "alice")
+        moto, moto_url = start_moto()
+        access_key, secret, role_arn = setup_moto(moto_url)
+        status, _, role = gatehouse.admin_call("POST", "/v1/admin/apps/%s/roles" % app["appKey"], {
+            "roleId": "uploads", "provider": "aws", "stsEndpoint": moto_url, "region": "us-east-1", "roleArn": role_arn,
+            "attestId": "login-pow", "accessKeyId": access_key, "accessKeySecret": secret, "durationSeconds": 1800,
+            "maxDurationSeconds": 7200, "policyTemplate": AWS_TEMPLATE, "storageEndpoint": moto_url})
+        assert status == 201, role
+        status, _, vended = sts_token(gatehouse, app["appKey"], "uploads", sts_headers)
+        assert status == 200, vended
         status, _, _, raw = request("POST", "%s/v1/admin/apps/%s/events" % (bases[0], app["appKey"]), {"eventId": 3300, "name": "login"}, admin)
         assert status == 201, raw
         devices = []
@@ -290,7 +311,7 @@ def main():
             devices.append(json.loads(raw))
         time.sleep(2.5)  # the instances' caches of the app's events (2 s), so that both know event 3300
 
-        load = Load(bases, admin, app, devices)
+        load = Load(bases, admin, app, devices, sts_headers)
         load.start()
         time.sleep(3)
         failover(formation, load, "node1", "node2", report)
@@ -304,6 +325,8 @@ def main():
         answers = load.answers
         check(not [a for a in answers if a[3] in (0, -1)], "every request was answered (%d hung or reset)"
               % len([a for a in answers if a[3] in (0, -1)]))
+        vended = [a for a in answers if a[2] == "sts" and a[3] == 200]
+        check(len(vended) > 0, "STS credentials were vended from the cache throughout (%d times)" % len(vended))
         decisions = [a[5] for a in answers if a[2] == "decision" and a[5]]
         entries = [a[5] for a in answers if a[2] == "list entry" and a[5]]
         primary = formation.primary_port()
@@ -314,6 +337,9 @@ def main():
             len(decisions) + len(entries), len(decisions), len(entries), len(lost)))
         check(len(decisions) > 0 and len(entries) > 0, "the load acknowledged writes of both kinds")
         check(not lost, "no acknowledged write lost (%s)" % lost[:5])
+        sts_refused = [a for a in answers if a[2] == "sts" and a[3] != 200]
+        report.append("- STS credentials vended from the role's cache %d times over the run; %d STS requests answered %s."
+                      % (len(vended), len(sts_refused), sorted(set(a[3] for a in sts_refused)) or "otherwise"))
         report.append("- %d acknowledged writes over both failovers (%d decisions with fresh ztokens, %d deny-list entries): all "
                       "%d on the final primary, 0 lost." % (len(decisions) + len(entries), len(decisions), len(entries),
                                                             len(decisions) + len(entries) - len(lost)))
@@ -323,6 +349,8 @@ def main():
             with open(args.report, "w") as handle:
                 handle.write("\n".join(report) + "\n")
     finally:
+        if moto is not None:
+            moto.terminate()
         for process, _ in instances:
             process.terminate()
             try:

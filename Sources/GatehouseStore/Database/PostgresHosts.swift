@@ -19,6 +19,9 @@ final class PostgresHosts: Sendable {
     /// The index of the host statements go to; nil while none is known.
     private let chosen: Mutex<Int?>
     private let search = Mutex<Task<Int?, Never>?>(nil)
+    /// When the last search found no writable host: for a watch period after it, statements are
+    /// refused without asking again (a host that is gone costs a search its whole probe timeout).
+    private let foundNone = Mutex<ContinuousClock.Instant?>(nil)
 
     /// How long one host may take to say what it is.
     static let probeTimeout = Duration.seconds(2)
@@ -38,9 +41,9 @@ final class PostgresHosts: Sendable {
     /// The pool statements go to now, searching the hosts if none is known.
     func current() async throws(StoreError) -> (index: Int, client: PostgresClient) {
         if let index = chosen.withLock({ $0 }) { return (index, clients[index]) }
-        guard let index = await find() else {
-            throw .unavailable("no writable database among \(names.joined(separator: ", "))")
-        }
+        let unavailable = StoreError.unavailable("no writable database among \(names.joined(separator: ", "))")
+        if let last = foundNone.withLock({ $0 }), ContinuousClock.now - last < Self.watchPeriod { throw unavailable }
+        guard let index = await find() else { throw unavailable }
         return (index, clients[index])
     }
 
@@ -77,7 +80,10 @@ final class PostgresHosts: Sendable {
             for await (index, ok) in group where ok { writable.insert(index) }
             return writable
         }
-        guard let index = clients.indices.first(where: writable.contains) else { return nil }
+        guard let index = clients.indices.first(where: writable.contains) else {
+            foundNone.withLock { $0 = .now }
+            return nil
+        }
         chosen.withLock { $0 = index }
         logger.notice("database host chosen", metadata: ["host": .string(names[index])])
         return index

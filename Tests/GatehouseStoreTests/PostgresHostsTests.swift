@@ -1,0 +1,62 @@
+import Foundation
+import GatehouseTestSupport
+import Testing
+
+@testable import GatehouseStore
+
+/// A multi-host URL against the real PostgreSQL: statements skip a host that is gone, are refused
+/// within the probe timeout while no host takes writes, and write again once the database does, with
+/// no restart. A database made read-only for new sessions, its sessions ended, stands in for a primary
+/// demoted under the instance; moving between two live hosts is tests/interop/failover.py's, with a
+/// real pg_auto_failover formation.
+@Suite struct PostgresHostsTests {
+    @Test func statementsFollowTheHostThatTakesWrites() async throws {
+        guard TestStoreKind.available.contains(.postgres), let adminURL = TestStoreKind.postgresURL else { return }
+        try await withTestDatabase(.postgres) { database in try await Self.followTheWritableHost(database, adminURL: adminURL) }
+    }
+
+    static func followTheWritableHost(_ database: TestDatabase, adminURL: String) async throws {
+        guard case .postgres(let url) = database.location, var components = URLComponents(string: url), let port = components.port,
+            let name = components.path.split(separator: "/").last.map(String.init)
+        else { throw TestSetupError("no PostgreSQL URL") }
+        // Nothing listens on port 1: the first host is gone.
+        components.host = nil
+        components.port = nil
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "target_session_attrs", value: "read-write")]
+        let multiHost = components.string!.replacingOccurrences(of: "@/", with: "@127.0.0.1:1,127.0.0.1:\(port)/")
+        #expect(multiHost.contains("@127.0.0.1:1,127.0.0.1:\(port)/"), "\(multiHost)")
+
+        @Sendable func administer(_ statement: String) async throws {
+            try await StoreService.withStore(.postgres(url: adminURL), logger: TestDatabase.logger) { store in try await store.execute(statement) }
+        }
+        // What a demotion does to the sessions: ended, and new ones read-only (or writable again).
+        @Sendable func setReadOnly(_ on: Bool) async throws {
+            try await administer(on ? "ALTER DATABASE \(name) SET default_transaction_read_only = on" : "ALTER DATABASE \(name) RESET ALL")
+            try await administer("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'")
+        }
+
+        try await StoreService.withStore(.postgres(url: multiHost), logger: TestDatabase.logger) { store in
+            try await store.database.query("CREATE TABLE writes (n integer)", [])
+            try await store.database.query("INSERT INTO writes VALUES (1)", [])
+
+            try await setReadOnly(true)
+            var refused: StoreError?
+            do { try await store.database.query("INSERT INTO writes VALUES (2)", []) } catch { refused = error as? StoreError }
+            #expect(refused.map { if case .unavailable = $0 { true } else { false } } == true, "\(String(describing: refused))")
+            let started = ContinuousClock.now
+            await #expect(throws: StoreError.self) { try await store.database.query("INSERT INTO writes VALUES (3)", []) }
+            #expect(ContinuousClock.now - started < .seconds(3), "no writable host: refused without waiting out the timeout")
+
+            try await setReadOnly(false)
+            var written = false
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !written, ContinuousClock.now < deadline {
+                written = (try? await store.database.query("INSERT INTO writes VALUES (4)", [])) != nil
+                if !written { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(written, "writes again on the same store, no restart")
+            let rows = try await store.database.query("SELECT count(*) AS n FROM writes WHERE n IN (2, 3)", [])
+            #expect(try rows.first?.int("n") == 0, "nothing refused was written")
+        }
+    }
+}
