@@ -163,6 +163,29 @@ async def shed_without_body(port, delay):
     return answers, pipelined
 
 
+async def kept_after_shed(port):
+    """A connection kept after a shed answer stays open for the idle timeout after that answer, not
+    after the connection's start: opened at once, shed 2 s later while the slow bodies hold every slot,
+    then asked again IDLE - 1 s after that answer (past IDLE since it opened). Returns the second
+    answer's status, or what went wrong."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = b"GET /v1/backend/whoami HTTP/1.1\r\nHost: x\r\n\r\n"
+    try:
+        await asyncio.sleep(2)
+        writer.write(head)
+        await writer.drain()
+        first = await read_answer(reader)
+        await asyncio.sleep(IDLE - 1)
+        writer.write(head)
+        await writer.drain()
+        second = await read_answer(reader)
+        return (first[0] if first else None, second[0] if second else None)
+    except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError) as error:
+        return repr(error)
+    finally:
+        writer.close()
+
+
 def shed_answers_hold(answers, pipelined):
     """What `shed_without_body` must see, as (check, description) pairs."""
     if not all(isinstance(answer, tuple) for answer in answers) or len(answers) != 2:
@@ -190,7 +213,9 @@ async def slow_clients(port):
     tasks = [trickle(port, head, b"X-Slow: abcdefghij\r\n", 40, index / 400) for index in range(400)]
     tasks += [trickle(port, body_opening, b'{"secret":"x","response":"y"}', 40, index / 200) for index in range(200)]
     tasks.append(shed_without_body(port, 1.5))
+    tasks.append(kept_after_shed(port))
     results = await asyncio.gather(*tasks)
+    kept = results.pop()
     bodiless_shed = results.pop()
     headers, bodies = results[:400], results[400:]
     closed_heads = [r[0] for r in headers if r[0] is not None]
@@ -203,7 +228,8 @@ async def slow_clients(port):
         "slow-body connections answered 408 / shed 503": f"{len(timeouts)} / {len(shed)} of 200",
         "slowest slow-body close (s)": round(max(closed_bodies), 1) if closed_bodies else None,
         "bodiless requests shed on one connection (status)": [a[0] if isinstance(a, tuple) else a for a in bodiless_shed[0]],
-    }, closed_heads, closed_bodies, timeouts, bodiless_shed
+        "kept after a shed answer, asked again IDLE - 1 s later (statuses)": kept,
+    }, closed_heads, closed_bodies, timeouts, bodiless_shed, kept
 
 
 async def flood(port, app, connections, seconds):
@@ -331,10 +357,12 @@ async def scenario(port, probe_port, app, attester, flood_size, report):
     probe_live.thread.start()
     results = {}
 
-    summary, closed_heads, closed_bodies, timeouts, (bodiless, pipelined) = await slow_clients(port)
+    summary, closed_heads, closed_bodies, timeouts, (bodiless, pipelined), kept = await slow_clients(port)
     results.update(summary)
     for holds, description in shed_answers_hold(bodiless, pipelined):
         check(holds, description)
+    check(isinstance(kept, tuple) and kept[0] == 503 and kept[1] is not None,
+          f"a connection kept after a shed answer is still open {IDLE - 1} s after it, {IDLE + 1} s after it opened ({kept})")
     check(len(closed_heads) == 400 and max(closed_heads) <= IDLE + 3,
           f"400 slow-header connections closed by the idle timeout ({len(closed_heads)}, slowest {summary['slowest slow-header close (s)']} s)")
     check(len(closed_bodies) == 200 and len(timeouts) >= IN_FLIGHT // 2 and max(closed_bodies) <= BODY + 3,

@@ -17,6 +17,11 @@ import NIOHTTPTypes
 /// requests pipelined behind the first cost no more concurrency and ride on its slot. A request
 /// pipelined behind probes alone, when no slot is free, ends the connection after the probes' answers
 /// (a client retries unanswered pipelined requests, RFC 9112 9.3.2): it cannot be answered out of order.
+///
+/// A connection kept after an answer given here stays open for the idle timeout after that answer, as
+/// after any other: Hummingbird's idle handler sits behind this one and never sees those answers, so
+/// it would close the connection counting from the last request it served, under a client that was
+/// just answered (its next request then met a closed connection, seen in the flood test).
 final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -31,9 +36,15 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var dropping = false
     /// The connection is ending after a shed answer: everything the client still sends is dropped.
     private var lingering = false
+    /// The idle timeout, and when this handler last answered a request on a connection it kept.
+    private let idleTimeout: TimeAmount?
+    private var answeredHere: NIODeadline?
+    private var idleClose: Scheduled<Void>?
+    private var quiescing = false
 
-    init(_ policy: AdmissionPolicy) {
+    init(_ policy: AdmissionPolicy, idleTimeout: TimeAmount? = nil) {
         self.policy = policy
+        self.idleTimeout = idleTimeout
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -50,6 +61,10 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch admit(request) {
         case .pass:
             outstanding += 1
+            // Hummingbird's idle handler sees this request and keeps the time from here on.
+            answeredHere = nil
+            idleClose?.cancel()
+            idleClose = nil
             context.fireChannelRead(data)
         case .live:
             dropping = true
@@ -75,7 +90,30 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         releaseSlot()
+        idleClose?.cancel()
+        idleClose = nil
         context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { quiescing = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Hummingbird's idle close of a connection this handler answered on more recently is put off until
+    /// the idle timeout has passed since that answer (a shutdown's close is not).
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard mode == .all, !quiescing, !lingering, outstanding == 0, let idleTimeout, let answered = answeredHere,
+            NIODeadline.now() < answered + idleTimeout
+        else {
+            context.close(mode: mode, promise: promise)
+            return
+        }
+        idleClose?.cancel()
+        idleClose = context.eventLoop.assumeIsolated().scheduleTask(deadline: answered + idleTimeout) { [weak self] in
+            self?.idleClose = nil
+            self?.close(context: context, mode: mode, promise: promise)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -115,6 +153,7 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context: ChannelHandlerContext
     ) {
         var head = response.0
+        if !endingConnection { answeredHere = .now() }
         head.headerFields[.contentLength] = String(response.1.readableBytes)
         if endingConnection { head.headerFields[.connection] = "close" }
         context.write(wrapOutboundOut(.head(head)), promise: nil)

@@ -79,7 +79,7 @@ extension HTTPServerBuilder {
     static func http1(admitting admission: AdmissionPolicy, _ configuration: GatehouseConfiguration) -> HTTPServerBuilder {
         .http1(
             configuration: .init(
-                additionalChannelHandlers: [AdmissionHandler(admission)],
+                additionalChannelHandlers: [AdmissionHandler(admission, idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))],
                 idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))
             )
         )
