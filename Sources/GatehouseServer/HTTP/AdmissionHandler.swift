@@ -101,9 +101,11 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Hummingbird's idle close of a connection this handler answered on more recently is put off until
-    /// the idle timeout has passed since that answer (a shutdown's close is not).
+    /// the idle timeout has passed since that answer. Only that close: it is the one made with no
+    /// promise (a connection's own end, when the client is gone, carries one and is never put off, so
+    /// no promise waits on a close that may be called off), and never during a shutdown.
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        guard mode == .all, !quiescing, !lingering, outstanding == 0, let idleTimeout, let answered = answeredHere,
+        guard promise == nil, mode == .all, !quiescing, !lingering, outstanding == 0, let idleTimeout, let answered = answeredHere,
             NIODeadline.now() < answered + idleTimeout
         else {
             context.close(mode: mode, promise: promise)
@@ -112,7 +114,7 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         idleClose?.cancel()
         idleClose = context.eventLoop.assumeIsolated().scheduleTask(deadline: answered + idleTimeout) { [weak self] in
             self?.idleClose = nil
-            self?.close(context: context, mode: mode, promise: promise)
+            self?.close(context: context, mode: mode, promise: nil)
         }
     }
 
