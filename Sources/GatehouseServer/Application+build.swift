@@ -50,11 +50,15 @@ public func buildApplication(
         let health = HealthController(store: store, registry: registry)
         app.addServices(ProbeListener.make(configuration, port: probePort, health: health, logger: logger))
     }
-    if configuration.purgeIntervalSeconds > 0 {
-        app.addServices(
-            RetentionPurger(store: store, clock: clock, interval: .seconds(configuration.purgeIntervalSeconds), logger: logger)
+    app.addServices(
+        RetentionPurger(
+            store: store,
+            clock: clock,
+            interval: .seconds(configuration.purgeIntervalSeconds > 0 ? configuration.purgeIntervalSeconds : RetentionPurger.keeperInterval),
+            purges: configuration.purgeIntervalSeconds > 0,
+            logger: logger
         )
-    }
+    )
     let isDevelopmentDefault = configuration.databaseURL == nil
     let startLogger = logger
     app.beforeServerStarts {

@@ -226,8 +226,11 @@ import Testing
             let device = try await Self.startDevice(server, app)
             let ztoken = "/v1/sdk/ztoken"
             let good = #"{"deviceId":"\#(device)","eventId":3301,"accountId":"u1"}"#
+            // A replay is the same signed request again: the nonce with its timestamp (OAuth 1.0's rule,
+            // RFC 5849 3.3: a nonce is unique among the requests with its timestamp).
             let reused = "nonce-used-once-0001"
-            _ = try await Self.sdk(server, app, ztoken, good, nonce: reused)
+            let signedAt = Int(Date().timeIntervalSince1970)
+            _ = try await Self.sdk(server, app, ztoken, good, timestamp: signedAt, nonce: reused)
             let cases: [(String, TestResponse, Int, String)] = [
                 ("no appKey", try await Self.sdk(server, app, ztoken, good, appKeyHeader: .some(nil)), -9, "appkey_empty"),
                 ("unknown appKey", try await Self.sdk(server, app, ztoken, good, appKeyHeader: "zzzzz"), -12, "appkey_invalid"),
@@ -239,7 +242,7 @@ import Testing
                     "stale timestamp", try await Self.sdk(server, app, ztoken, good, timestamp: Int(Date().timeIntervalSince1970) - 301), -11,
                     "timestamp_outside_window"
                 ),
-                ("reused nonce", try await Self.sdk(server, app, ztoken, good, nonce: reused), -11, "nonce_reused"),
+                ("reused nonce", try await Self.sdk(server, app, ztoken, good, timestamp: signedAt, nonce: reused), -11, "nonce_reused"),
                 (
                     "unregistered event", try await Self.sdk(server, app, ztoken, #"{"deviceId":"\#(device)","eventId":3350,"accountId":"u1"}"#), -10,
                     "event_not_registered"

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Per-app knobs of the device-risk flow.
 public struct AppSettings: Equatable, Sendable {
     public static let ttlRange = ZToken.ttlRange
@@ -6,12 +8,20 @@ public struct AppSettings: Equatable, Sendable {
 
     /// How long an issued ztoken stays usable (30 s to 1 h; 5 minutes by default).
     public var ztokenTTLSeconds: Int
-    /// How many days issued ztokens and decisions are kept before the purger removes them.
+    /// How many days decisions are kept before the purger removes them.
     public var retentionDays: Int
 
     public init(ztokenTTLSeconds: Int, retentionDays: Int) {
         self.ztokenTTLSeconds = ztokenTTLSeconds
         self.retentionDays = retentionDays
+    }
+
+    /// The decisions made before this time may be removed at `now`. Retention counts whole UTC days:
+    /// a decision made on day D goes when day D + retentionDays + 1 begins, with every other decision
+    /// of its day, so that on PostgreSQL the day's partition is dropped whole instead of row by row.
+    public func oldestDecisionKept(at now: Date) -> Date {
+        let today = (now.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+        return Date(timeIntervalSince1970: today - 86_400 * Double(retentionDays))
     }
 
     /// Applies an operator's change, refusing values outside their ranges.

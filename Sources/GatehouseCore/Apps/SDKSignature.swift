@@ -67,6 +67,11 @@ public struct SDKSignedRequest: Sendable, Equatable {
     public let nonce: String
     public let signature: [UInt8]
 
+    /// Until when the nonce must be remembered: past the window after its signed timestamp the
+    /// request is refused anyway, and twice the window leaves a margin. Fixed by the signed
+    /// timestamp, so that a replay of the request finds the same (nonce, expiry) key.
+    public var nonceKeptUntil: Date { Date(timeIntervalSince1970: TimeInterval(timestamp) + 2 * Self.window) }
+
     /// Reads the four headers, or says what is missing or malformed.
     public static func parse(
         appKey: String?,

@@ -46,6 +46,12 @@ public struct ReadSignature: Sendable, Equatable {
     public let mode: SignatureMode
     /// SHA-256 of the signed data: the body, or the whash's ASCII.
     public let signedDataHash: [UInt8]
+
+    /// Until when its nonce must be remembered: twice the freshness window past its MAC'd timestamp,
+    /// so that a replay finds the same (nonce, expiry) key.
+    public var nonceKeptUntil: Date {
+        Date(timeIntervalSince1970: TimeInterval(timestamp) + TimeInterval(2 * SignatureCheck.window))
+    }
 }
 
 /// The checks that need no database: presence, shape, the whash against the URL or body, the clock

@@ -4,24 +4,42 @@ import GatehouseStore
 import Logging
 import ServiceLifecycle
 
-/// Deletes ztokens and decisions past their app's retention, and expired nonces, every `interval`.
-/// With many instances, the store's purge lock lets one run at a time; the others skip that round.
+/// Deletes consumed ztoken ids and decisions past their app's retention, and expired nonces, every
+/// `interval`; with many instances, the store's purge lock lets one run at a time and the others skip
+/// that round. It also keeps the partitioned tables' time ranges ready on PostgreSQL, at start and on
+/// every round, even where this instance does not purge: rows with no range to go to would pile up
+/// in the default one.
 struct RetentionPurger: Service {
-    let store: any DeviceRiskStore
+    let store: any DeviceRiskStore & StoreMaintenance
     let clock: any GatehouseClock
     let interval: Duration
+    let purges: Bool
     let logger: Logger
+
+    /// How often an instance that does not purge keeps the ranges ready (seconds).
+    static let keeperInterval = 600
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            await keepPartitions()
             while !Task.isCancelled {
                 do {
                     try await Task.sleep(for: interval)
                 } catch {
                     return
                 }
-                await purgeOnce()
+                if purges { await purgeOnce() } else { await keepPartitions() }
             }
+        }
+    }
+
+    func keepPartitions() async {
+        do {
+            if let report = try await store.keepPartitions(at: clock.now()), report.created > 0 {
+                logger.info("time ranges created", metadata: ["created": "\(report.created)"])
+            }
+        } catch {
+            logger.warning("keeping time ranges failed; will retry", metadata: ["error": "\(error)"])
         }
     }
 
@@ -35,8 +53,8 @@ struct RetentionPurger: Service {
                 "retention purge",
                 metadata: [
                     "ztokens": "\(report.ztokens)", "decisions": "\(report.decisions)", "nonces": "\(report.nonces)",
-                    "attestations": "\(report.attestations)",
-                    "captchas": "\(report.captchas)",
+                    "attestations": "\(report.attestations)", "captchas": "\(report.captchas)",
+                    "rangesCreated": "\(report.partitions.created)", "rangesDropped": "\(report.partitions.dropped)",
                 ]
             )
         } catch {

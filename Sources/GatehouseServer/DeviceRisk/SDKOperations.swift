@@ -57,8 +57,7 @@ public struct SDKOperations: Sendable {
             at: now,
             box: box
         ).get()
-        // Nonces are kept for twice the window: past that, the timestamp check refuses the request anyway.
-        guard try await store.useNonce(appID: app.id, nonce: signed.nonce, expiresAt: now.addingTimeInterval(2 * SDKSignedRequest.window))
+        guard try await store.useNonce(appID: app.id, nonce: signed.nonce, expiresAt: signed.nonceKeptUntil)
         else { throw SDKRefusal.nonceReused }
         return app
     }

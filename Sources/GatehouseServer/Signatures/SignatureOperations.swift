@@ -101,7 +101,7 @@ public struct SignatureOperations: Sendable {
         } else if try await !store.useNonce(
             appID: app.id,
             nonce: "w:" + signature.nonce,
-            expiresAt: now.addingTimeInterval(TimeInterval(2 * SignatureCheck.window))
+            expiresAt: signature.nonceKeptUntil
         ) {
             failure = .replayed
         }

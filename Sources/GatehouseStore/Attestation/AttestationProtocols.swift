@@ -53,7 +53,8 @@ public protocol AttestationStore: Sendable {
     /// Retires the active key at `key.createdAt` and makes `key` active, atomically.
     func rotateSigningKey(to key: StoredSigningKey, audit: AuditEntry) async throws(StoreError)
 
-    /// Remembers a solved challenge until it expires; false if it was already used.
+    /// Remembers a solved challenge until it expires; false if it was already used. `expiresAt` is
+    /// the challenge's own (signed) expiry: on PostgreSQL the key is unique together with it.
     func useSolution(appID: AppID, replayKey: String, expiresAt: Date) async throws(StoreError) -> Bool
     /// Counts one use of a limited-use token; false once `limit` uses were counted.
     func useToken(appID: AppID, jti: String, limit: Int, expiresAt: Date) async throws(StoreError) -> Bool

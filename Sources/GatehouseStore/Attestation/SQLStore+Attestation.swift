@@ -80,7 +80,7 @@ extension SQLStore: AttestationStore {
         let rows = try await database.query(
             """
             INSERT INTO attest_solutions (app_id, replay_key, expires_at) VALUES ($1, $2, $3)
-            ON CONFLICT (app_id, replay_key) DO NOTHING RETURNING replay_key
+            ON CONFLICT DO NOTHING RETURNING replay_key
             """,
             [.uuid(appID.rawValue), .text(replayKey), .date(expiresAt)]
         )

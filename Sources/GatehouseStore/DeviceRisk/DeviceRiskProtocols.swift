@@ -74,7 +74,9 @@ public protocol DeviceRiskStore: Sendable {
     /// Inserts or refreshes a device; keeps its first-seen time. Returns the stored device.
     func upsertDevice(_ device: Device) async throws(StoreError) -> Device
     func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?
-    /// Records a nonce until `expiresAt`; false if it was already used.
+    /// Records a nonce until `expiresAt`; false if it was already used. `expiresAt` must follow from
+    /// what the nonce was signed with (its request's timestamp): on PostgreSQL the nonce is unique
+    /// together with its expiry, the key of its time range.
     func useNonce(appID: AppID, nonce: String, expiresAt: Date) async throws(StoreError) -> Bool
     /// Whether the event is registered for the app, and the key epoch of the device (nil when it has
     /// not started), in one round trip: what a ztoken minted by the server needs.
@@ -109,9 +111,9 @@ public protocol DeviceRiskStore: Sendable {
     /// `.notFound` if the app has no such entry.
     func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
     func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
-    /// Deletes what is past its retention: decisions per app; consumed ztoken ids, nonces and the rest
-    /// once expired. Runs only
-    /// where it holds the purge lock (one instance at a time); returns nil when another instance has it.
+    /// Deletes what is past its retention: decisions per app (whole UTC days); consumed ztoken ids,
+    /// nonces and the rest once expired, on PostgreSQL by dropping whole time ranges. Runs only where
+    /// it holds the purge lock (one instance at a time); returns nil when another instance has it.
     func purgeExpired(at now: Date) async throws -> PurgeReport?
     /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
@@ -137,16 +139,23 @@ public struct RecordedRiskDecision: Sendable {
 
 public struct PurgeReport: Sendable, Equatable {
     /// Ids of consumed ztokens past their expiry, and the pages of bridge ztokens.
-    public let ztokens: Int
-    public let decisions: Int
+    public var ztokens = 0
+    /// Decisions deleted by rows (past their app's retention, where no whole day could go).
+    public var decisions = 0
     /// SDK request nonces, wtoken nonces and failed-signature records past their expiry.
-    public let nonces: Int
+    public var nonces = 0
     /// Used PoW solutions and use counts of limited-use tokens past their expiry.
-    public let attestations: Int
+    public var attestations = 0
     /// Captcha challenges and pass tokens an hour past their expiry.
-    public let captchas: Int
+    public var captchas = 0
     /// Cached STS credentials past their expiry.
-    public var credentials: Int = 0
+    public var credentials = 0
     /// Velocity pairs no window reaches any more (last seen over 25 hours ago).
-    public var velocityEdges: Int = 0
+    public var velocityEdges = 0
+    /// Time ranges created and dropped whole (PostgreSQL); the rows counted above are the others.
+    public var partitions = PartitionReport()
+
+    public init(ztokens: Int = 0, decisions: Int = 0, nonces: Int = 0, attestations: Int = 0, captchas: Int = 0) {
+        (self.ztokens, self.decisions, self.nonces, self.attestations, self.captchas) = (ztokens, decisions, nonces, attestations, captchas)
+    }
 }

@@ -52,7 +52,7 @@ extension SQLStore {
         for use in uses { binds += [.uuid(use.appID.rawValue), .text(use.nonce), .date(use.expiresAt)] }
         let rows = try await database.query(
             "INSERT INTO sdk_nonces (app_id, nonce, expires_at) VALUES " + valuesList(rows: uses.count, width: 3)
-                + " ON CONFLICT (app_id, nonce) DO NOTHING RETURNING app_id, nonce",
+                + " ON CONFLICT DO NOTHING RETURNING app_id, nonce",
             binds
         )
         var inserted = Set<String>()

@@ -66,7 +66,7 @@ extension SQLStore {
         }
         let rows = try await transaction.query(
             "INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES "
-                + valuesList(rows: pending.count, width: 5) + " ON CONFLICT (app_id, token_id) DO NOTHING RETURNING app_id, token_id",
+                + valuesList(rows: pending.count, width: 5) + " ON CONFLICT DO NOTHING RETURNING app_id, token_id",
             binds
         )
         var inserted = Set<ConsumedID>()

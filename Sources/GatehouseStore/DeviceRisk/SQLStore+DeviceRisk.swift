@@ -142,44 +142,54 @@ extension SQLStore: DeviceRiskStore {
     }
 
     public func purgeExpired(at now: Date) async throws -> PurgeReport? {
-        try await database.ifUnlocked(Self.purgeLockKey) { locked in
-            var ztokens = 0
-            var decisions = 0
-            let apps = try await locked.query("SELECT app_id, retention_days FROM apps", [])
-            for app in apps {
-                let binds: [SQLValue] = [
-                    .uuid(try app.uuid("app_id")), .date(now.addingTimeInterval(-86_400 * Double(try app.int("retention_days")))),
-                    .int(Self.purgeBatch),
-                ]
-                decisions += try await Self.deleteInBatches(
+        let partitioned = database.dialect == .postgres
+        return try await database.ifUnlocked(Self.purgeLockKey) { locked in
+            var report = PurgeReport()
+            var oldestKept: [(AppID, Date)] = []
+            for app in try await locked.query("SELECT app_id, retention_days FROM apps", []) {
+                let settings = AppSettings(ztokenTTLSeconds: AppSettings.standard.ztokenTTLSeconds, retentionDays: Int(try app.int("retention_days")))
+                oldestKept.append((AppID(try app.uuid("app_id")), settings.oldestDecisionKept(at: now)))
+            }
+            if partitioned {
+                // A day of decisions goes whole once every app may lose it; with no app, no day may go.
+                let horizon = oldestKept.map(\.1).min() ?? .distantPast
+                report.partitions = try await Self.keep(.decisions, at: now, horizon: horizon, in: locked)
+                for table in PartitionedTable.expiring {
+                    let kept = try await Self.keep(table, at: now, horizon: now.addingTimeInterval(-table.grace), in: locked)
+                    report.partitions.created += kept.created
+                    report.partitions.dropped += kept.dropped
+                }
+            }
+            // Rows of an app keeping decisions for less than the longest retention, and rows outside
+            // the daily ranges (from before the partitions, or in the default one), go by rows.
+            for (app, since) in oldestKept {
+                report.decisions += try await Self.deleteInBatches(
                     """
                     DELETE FROM risk_decisions WHERE app_id = $1 AND decision_id IN
                       (SELECT decision_id FROM risk_decisions WHERE app_id = $1 AND decided_at < $2 LIMIT $3)
                     RETURNING decision_id
                     """,
-                    binds,
+                    [.uuid(app.rawValue), .date(since), .int(Self.purgeBatch)],
                     in: locked
                 )
             }
-            // A consumed token's id is kept past its expiry by the clock skew between instances: until
-            // then another instance's clock could still find the token fresh.
-            let skewed = now.addingTimeInterval(-ZToken.clockSkew)
-            ztokens += try await Self.deleteExpired(from: "consumed_ztokens", key: "token_id", before: skewed, in: locked)
-            ztokens += try await Self.deleteExpired(from: "ztoken_pages", key: "token_id", before: skewed, in: locked)
-            let nonces =
-                try await Self.deleteExpired(from: "sdk_nonces", key: "nonce", before: now, in: locked)
-                + Self.deleteExpired(from: "signature_failures", key: "failure_id", before: now, in: locked)
-            var attestations = 0
-            for (table, key) in [("attest_solutions", "replay_key"), ("attest_token_uses", "jti")] {
-                attestations += try await Self.deleteExpired(from: table, key: key, before: now, in: locked)
+            // On PostgreSQL only the default range of an expiring table is deleted by rows: the others
+            // are dropped whole above.
+            for (table, id, count) in Self.expiringRows {
+                report[keyPath: count] += try await Self.deleteExpired(
+                    from: partitioned ? table.defaultPartition : table.name,
+                    key: id,
+                    before: now.addingTimeInterval(-table.grace),
+                    in: locked
+                )
             }
-            // Captcha rows outlive their expiry by an hour, so that idempotent siteverify retries still
-            // find their pass; passes go first, as they point at their challenge.
-            var captchas = 0
-            for (table, key) in [("captcha_passes", "token_hash"), ("captcha_challenges", "challenge_id")] {
-                captchas += try await Self.deleteExpired(from: table, key: key, before: now.addingTimeInterval(-3600), in: locked)
-            }
-            var report = PurgeReport(ztokens: ztokens, decisions: decisions, nonces: nonces, attestations: attestations, captchas: captchas)
+            report.ztokens += try await Self.deleteExpired(
+                from: "ztoken_pages",
+                key: "token_id",
+                before: now.addingTimeInterval(-ZToken.clockSkew),
+                in: locked
+            )
+            report.attestations += try await Self.deleteExpired(from: "attest_token_uses", key: "jti", before: now, in: locked)
             report.credentials = try await Self.deleteExpired(from: "sts_credentials", key: "cache_key", before: now, in: locked)
             report.velocityEdges = try await Self.deleteInBatches(
                 """
@@ -192,6 +202,15 @@ extension SQLStore: DeviceRiskStore {
             )
             return report
         }
+    }
+
+    /// The expiring tables, with the column that names a row and the count of the report it adds to.
+    static var expiringRows: [(PartitionedTable, String, WritableKeyPath<PurgeReport, Int>)] {
+        [
+            (.consumedZTokens, "token_id", \.ztokens), (.sdkNonces, "nonce", \.nonces), (.signatureFailures, "failure_id", \.nonces),
+            (.attestSolutions, "replay_key", \.attestations), (.captchaPasses, "token_hash", \.captchas),
+            (.captchaChallenges, "challenge_id", \.captchas),
+        ]
     }
 
     /// Rows are deleted a bounded batch per statement, so a large backlog neither holds locks for long

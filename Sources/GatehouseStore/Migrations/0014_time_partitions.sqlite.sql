@@ -1,0 +1,3 @@
+-- The embedded twin of 0014_time_partitions.postgres.sql: SQLite has no partitions, and keeps its
+-- tables and its batched deletes of expired rows as they are. The version is recorded so that both
+-- dialects ship the same list.
