@@ -355,7 +355,7 @@ def main():
             handle.write("\\set d random(0, %d)\nBEGIN;\n" % (DEVICES - 1))
             handle.write("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES ('%s', "
                          "md5(random()::text || clock_timestamp()::text), %s, now(), now() + interval '5 minutes') "
-                         "ON CONFLICT (app_id, token_id) DO NOTHING RETURNING token_id;\n" % (app_id, device % "device_id"))
+                         "ON CONFLICT DO NOTHING RETURNING token_id;\n" % (app_id, device % "device_id"))
             # SQLStore.upsertVelocityEdges: the query's three pairs.
             handle.write(
                 "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES ('{a}', 1, {d}, {c}, now()), "

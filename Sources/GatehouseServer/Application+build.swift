@@ -50,19 +50,16 @@ public func buildApplication(
         let health = HealthController(store: store, registry: registry)
         app.addServices(ProbeListener.make(configuration, port: probePort, health: health, logger: logger))
     }
-    app.addServices(
-        RetentionPurger(
-            store: store,
-            clock: clock,
-            interval: .seconds(configuration.purgeIntervalSeconds > 0 ? configuration.purgeIntervalSeconds : RetentionPurger.keeperInterval),
-            purges: configuration.purgeIntervalSeconds > 0,
-            logger: logger
-        )
-    )
+    let purger = RetentionPurger(configuration, store: store, clock: clock, logger: logger)
+    app.addServices(purger)
     let isDevelopmentDefault = configuration.databaseURL == nil
     let startLogger = logger
     app.beforeServerStarts {
-        try await prepareStore(store, box: box, migrate: configuration.migrateAtStart, logger: startLogger)
+        if try await prepareStore(store, box: box, migrate: configuration.migrateAtStart, logger: startLogger) {
+            // The time ranges exist before the first request: creating one holds its table's writes
+            // for a moment, which is better done before anyone writes.
+            await purger.keepPartitions()
+        }
         if isDevelopmentDefault {
             try await printDevelopmentAdminToken(store: store, clock: clock)
         }
@@ -118,7 +115,9 @@ private func openSecretBox(_ configuration: GatehouseConfiguration, logger: Logg
 }
 
 /// Migrates if asked, then checks the master key against the database's stored check value.
-public func prepareStore(_ store: SQLStore, box: SecretBox, migrate: Bool, logger: Logger) async throws {
+/// - Returns: whether the schema is current (else the instance stays not-ready).
+@discardableResult
+public func prepareStore(_ store: SQLStore, box: SecretBox, migrate: Bool, logger: Logger) async throws -> Bool {
     if migrate {
         let applied = try await store.migrate()
         if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
@@ -126,9 +125,10 @@ public func prepareStore(_ store: SQLStore, box: SecretBox, migrate: Bool, logge
     let pending = try await store.schemaStatus().pending
     guard pending.isEmpty else {
         logger.warning("schema is behind this build; /health/ready answers 503 until `gatehouse migrate` runs", metadata: ["pending": "\(pending)"])
-        return
+        return false
     }
     try box.verifyKeyCheck(try await store.masterKeyCheck(orInsert: box.makeKeyCheck()))
+    return true
 }
 
 /// In the zero-configuration SQLite mode, the first start prints an admin token so that a newcomer

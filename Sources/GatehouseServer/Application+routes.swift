@@ -72,7 +72,8 @@ func audienceGuards(
 ) throws -> [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>] {
     let gateCredentialHeader = try GatewayCredential.header(named: configuration.gateCredentialHeader)
     return [
-        .operators: AdminAuthMiddleware(tokens: store, clock: clock),
+        .operators: AdminAuthMiddleware(tokens: store, clock: clock, access: .write),
+        .operatorReads: AdminAuthMiddleware(tokens: store, clock: clock, access: .read),
         .backend: BackendAuthMiddleware(apps: apps, header: .authorization),
         .gateway: BackendAuthMiddleware(apps: apps, header: gateCredentialHeader),
         .sdk: SDKAuthMiddleware(operations: sdk),

@@ -13,7 +13,7 @@ struct Gatehouse: AsyncParsableCommand {
         abstract: "The self-hosted server for mobile app protection.",
         discussion: "Configuration comes from flags, then GATEHOUSE_* environment variables (docs/configuration.md).",
         subcommands: [
-            Serve.self, Migrate.self, AdminTokenCommand.self, AppCommand.self, EventCommand.self, AttesterCommand.self, KeysCommand.self,
+            Serve.self, Migrate.self, Purge.self, AdminTokenCommand.self, AppCommand.self, EventCommand.self, AttesterCommand.self, KeysCommand.self,
             RoleCommand.self, MasterKeyCommand.self, VerifyAttestationCommand.self,
         ]
     )

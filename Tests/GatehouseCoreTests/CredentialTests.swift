@@ -18,7 +18,7 @@ import Testing
         #expect(AdminToken.presented(inAuthorization: "Basic abc") == .failure(.malformed))
         #expect(AdminToken.presented(inAuthorization: "Bearer gat_short") == .failure(.malformed))
         #expect(AdminToken.admit(nil, at: Date()) == .failure(.unknown))
-        let revoked = AdminToken(id: UUID(), name: "x", hash: [1], createdAt: Date(), revokedAt: Date(timeIntervalSince1970: 0))
+        let revoked = AdminToken(id: UUID(), name: "x", hash: [1], createdAt: Date(), revokedAt: Date(timeIntervalSince1970: 0), role: .admin)
         #expect(AdminToken.admit(revoked, at: Date()) == .failure(.revoked))
     }
 }

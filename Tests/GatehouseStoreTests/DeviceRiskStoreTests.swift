@@ -435,6 +435,47 @@ import Testing
         }
     }
 
+    /// Rows that reached the default partition (no range yet for their time) move into their range
+    /// when it is made, and no read made meanwhile misses one: a read planned before the attach and
+    /// run after it would look in the default partition only.
+    @Test func readsFindEveryRowWhileItsRangeIsMade() async throws {
+        guard TestStoreKind.available.contains(.postgres) else { return }
+        try await withMigratedStore(.postgres) { (store, _) async throws in
+            let (app, _) = try await seed(store)
+            let rows = 200
+            try await store.database.query(
+                """
+                INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at)
+                SELECT $1, 'stray-' || t, 'device', $2, $3 FROM generate_series(1, \(rows)) t
+                """,
+                [.uuid(app.id.rawValue), .date(now), .date(now.addingTimeInterval(60))]
+            )
+            let misses = try await withThrowingTaskGroup(of: Int.self) { group in
+                group.addTask {
+                    _ = try await store.keepPartitions(at: now)
+                    return 0
+                }
+                for reader in 0..<8 {
+                    group.addTask {
+                        var missed = 0
+                        for round in 0..<150 {
+                            let found = try await store.database.query(
+                                "SELECT token_id FROM consumed_ztokens WHERE app_id = $1 AND token_id = $2",
+                                [.uuid(app.id.rawValue), .text("stray-\((reader * 150 + round) % rows + 1)")]
+                            )
+                            missed += found.isEmpty ? 1 : 0
+                        }
+                        return missed
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(misses == 0)
+            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens_default", []).isEmpty, "moved into their range")
+            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens", []).count == rows)
+        }
+    }
+
     @Test func onlyOneInstancePurgesAtATimeOnPostgreSQL() async throws {
         guard TestStoreKind.available.contains(.postgres) else { return }
         try await withMigratedStore(.postgres) { (first, database) async throws in

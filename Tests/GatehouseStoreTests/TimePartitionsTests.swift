@@ -40,7 +40,11 @@ import Testing
 
     @Test func aFreshTableGetsTheRangeBeforeTheCurrentOneAndTwoAhead() {
         let plan = decisions.plan(existing: ["risk_decisions_default"], at: at("2026-11-24T10:00:00Z"), horizon: .distantPast)
-        #expect(plan.create.map(\.name) == ["risk_decisions_p2026112300", "risk_decisions_p2026112400", "risk_decisions_p2026112500", "risk_decisions_p2026112600"])
+        #expect(
+            plan.create.map(\.name) == [
+                "risk_decisions_p2026112300", "risk_decisions_p2026112400", "risk_decisions_p2026112500", "risk_decisions_p2026112600",
+            ]
+        )
         #expect(plan.create[1].from == at("2026-11-24T00:00:00Z") && plan.create[1].to == at("2026-11-25T00:00:00Z"))
         #expect(plan.drop.isEmpty)
         let sixHours = nonces.plan(existing: [], at: at("2026-11-24T10:00:00Z"), horizon: at("2026-11-24T09:59:00Z"))

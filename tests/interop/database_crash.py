@@ -32,34 +32,11 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from sdk_sign import sign  # noqa: E402
-from interop_common import ClientThreads, check, finish, free_port  # noqa: E402
+from interop_common import CLIENT_WAIT, ClientThreads, check, finish, free_port, request, stop_process  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-CLIENT_WAIT = 30
 
 
-
-
-def request(method, url, body=None, headers=None):
-    """(status, headers, seconds); status 0 when no answer came within CLIENT_WAIT."""
-    data = json.dumps(body).encode() if body is not None else None
-    started = time.monotonic()
-    call = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
-    if data is not None:
-        call.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(call, timeout=CLIENT_WAIT) as response:
-            payload = response.read()
-            return response.status, dict(response.headers), time.monotonic() - started, payload
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), time.monotonic() - started, error.read()
-    except (TimeoutError, socket.timeout):
-        return 0, {}, time.monotonic() - started, b""
-    except (urllib.error.URLError, ConnectionError) as error:
-        reason = getattr(error, "reason", error)
-        if isinstance(reason, (TimeoutError, socket.timeout)):
-            return 0, {}, time.monotonic() - started, b""
-        return -1, {}, time.monotonic() - started, str(reason).encode()
 
 
 class Cluster:
@@ -236,11 +213,7 @@ def main():
         check(server.poll() is None, "the instance never exited")
     finally:
         if server is not None:
-            server.terminate()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_process(server)
         cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)
     finish("database crash")

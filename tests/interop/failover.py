@@ -39,8 +39,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from ztoken_mint import mint, unb64url  # noqa: E402
-from interop_common import ClientThreads, check, finish, free_port  # noqa: E402
-from database_crash import request, CLIENT_WAIT  # noqa: E402
+from interop_common import CLIENT_WAIT, ClientThreads, check, finish, free_port, request, stop_process  # noqa: E402
 from sdk_sign import sign  # noqa: E402
 from attestation_interop import Gatehouse  # noqa: E402
 from sts_interop import AWS_TEMPLATE, attested_device, setup_moto, start_moto, sts_token  # noqa: E402
@@ -352,11 +351,7 @@ def main():
         if moto is not None:
             moto.terminate()
         for process, _ in instances:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop_process(process)
         formation.close()
         if not os.environ.get("KEEP_FAILOVER"):
             shutil.rmtree(folder, ignore_errors=True)

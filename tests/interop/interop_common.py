@@ -1,14 +1,19 @@
-"""What every interop script shares: a check that records failures, a JSON/form HTTP call, the exit,
-and a PNG decoder for the captcha's images."""
+"""What every interop script shares: a check that records failures, a JSON/form HTTP call, a timed
+request for load clients, stopping a process, the exit, and a PNG decoder for the captcha's images."""
 import base64
 import json
+import socket
+import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import zlib
 
 FAILURES = []
+# How long a load client waits for one answer before it counts the request as left hanging.
+CLIENT_WAIT = 30
 
 
 class ClientThreads:
@@ -35,6 +40,37 @@ class ClientThreads:
         self.running = False
         for thread in self.threads:
             thread.join(self.wait * 3)
+
+
+def request(method, url, body=None, headers=None):
+    """(status, headers, seconds); status 0 when no answer came within CLIENT_WAIT."""
+    data = json.dumps(body).encode() if body is not None else None
+    started = time.monotonic()
+    call = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        call.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(call, timeout=CLIENT_WAIT) as response:
+            payload = response.read()
+            return response.status, dict(response.headers), time.monotonic() - started, payload
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), time.monotonic() - started, error.read()
+    except (TimeoutError, socket.timeout):
+        return 0, {}, time.monotonic() - started, b""
+    except (urllib.error.URLError, ConnectionError) as error:
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            return 0, {}, time.monotonic() - started, b""
+        return -1, {}, time.monotonic() - started, str(reason).encode()
+
+
+def stop_process(process, wait=10):
+    """SIGTERM, then SIGKILL if it has not exited after `wait` seconds."""
+    process.terminate()
+    try:
+        process.wait(wait)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 def check(condition, what):

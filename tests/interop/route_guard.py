@@ -4,9 +4,9 @@
 For each operation of the contract the path is sent as written and in the spellings an attacker
 tries (doubled and trailing slashes, `.` and `..` segments, percent-escapes of a letter and of a
 slash, double encoding, `;` parameters, a backslash, another case), with every credential state of
-its audience: none, a bad one, a revoked admin token, another app's appKey with this app's secret,
-a disabled app's valid credential, the right credential in another header, another audience's
-credential. Asserted:
+its audience: none, a bad one, a revoked admin token, a viewer's admin token on a change, another
+app's appKey with this app's secret, a disabled app's valid credential, the right credential in
+another header, another audience's credential. Asserted:
 
 - nothing protected answers 2xx without its credential, and nothing answers 5xx, in any state;
 - every spelling other than the canonical one is refused (4xx) even with the right credential;
@@ -119,8 +119,9 @@ def send(base, method, path, headers, body=None):
         connection.close()
 
 
-def credential_states(audience, creds):
-    """(what, headers) for every state that must not pass this audience's guard."""
+def credential_states(audience, creds, method="GET"):
+    """(what, headers) for every state that must not pass this audience's guard (a viewer's admin
+    token passes the operators' reads, never their changes)."""
     admin, revoked, app_a, app_b, disabled = creds["admin"], creds["revoked"], creds["a"], creds["b"], creds["disabled"]
     backend_a = basic(app_a["appKey"], app_a["serverSecret"])
     states = [("no credential", {})]
@@ -132,6 +133,8 @@ def credential_states(audience, creds):
             ("admin token in another header", {"X-Gatehouse-Authorization": f"Bearer {admin}", "Cookie": f"token={admin}"}),
             ("admin token as a query parameter", {"_query": f"access_token={admin}"}),
         ]
+        if method != "GET":
+            states.append(("a viewer's admin token", {"Authorization": f"Bearer {creds['viewer']}"}))
     elif audience in ("backend", "gateway"):
         states += [
             ("wrong server secret", {"Authorization": basic(app_a["appKey"], "x" * 43)}),
@@ -177,7 +180,7 @@ def enumerate_routes(base, label, routes, creds, values):
         operations += 1
         audience = Routes.audience(template, operation)
         canonical = fill(template, values)
-        for what, headers in credential_states(audience, creds):
+        for what, headers in credential_states(audience, creds, method):
             headers = dict(headers)
             query = headers.pop("_query", None)
             for spelling_what, path in [("canonical", canonical)] + variants(canonical):
@@ -308,7 +311,8 @@ def main():
     name = f"guard-revoked-{int(time.time())}"
     revoked = cli(args.binary, args.database_url, "admin-token", "create", "--name", name)
     cli(args.binary, args.database_url, "admin-token", "revoke", "--name", name)
-    creds = {"admin": args.admin_token, "revoked": revoked, "a": app_a, "b": app_b, "disabled": disabled}
+    viewer = cli(args.binary, args.database_url, "admin-token", "create", "--name", f"guard-viewer-{int(time.time())}", "--role", "viewer")
+    creds = {"admin": args.admin_token, "revoked": revoked, "viewer": viewer, "a": app_a, "b": app_b, "disabled": disabled}
     values = {
         "appKey": app_a["appKey"], "kind": "server", "eventId": "3300", "deviceId": "d" * 32, "entryId": "1",
         "decisionId": "dec_x", "roleId": "uploads", "attestId": "login-pow", "challengeId": "c" * 32,

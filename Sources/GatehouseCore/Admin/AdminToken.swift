@@ -15,24 +15,27 @@ public struct AdminToken: Equatable, Sendable {
     public let hash: [UInt8]
     public let createdAt: Date
     public var revokedAt: Date?
+    public let role: AdminRole
 
-    public init(id: UUID, name: String, hash: [UInt8], createdAt: Date, revokedAt: Date?) {
+    public init(id: UUID, name: String, hash: [UInt8], createdAt: Date, revokedAt: Date?, role: AdminRole) {
         self.id = id
         self.name = name
         self.hash = hash
         self.createdAt = createdAt
         self.revokedAt = revokedAt
+        self.role = role
     }
 
     /// A new token: the plaintext to print once, and the record to store.
     public static func issue<R: RandomNumberGenerator>(
         name: String,
+        role: AdminRole = .admin,
         at now: Date,
         using generator: inout R
     ) throws(DomainError) -> (plaintext: String, record: AdminToken) {
         let checkedName = try AppDraft.checkedName(name, code: .invalidTokenName, field: "name")
         let plaintext = prefix + RandomText.make(length: randomLength, alphabet: RandomText.base62, using: &generator)
-        return (plaintext, AdminToken(id: UUID.random(), name: checkedName, hash: hash(of: plaintext), createdAt: now, revokedAt: nil))
+        return (plaintext, AdminToken(id: UUID.random(), name: checkedName, hash: hash(of: plaintext), createdAt: now, revokedAt: nil, role: role))
     }
 
     public static func hash(of plaintext: String) -> [UInt8] {
@@ -74,4 +77,27 @@ public struct AdminToken: Equatable, Sendable {
         if let revokedAt = record.revokedAt, revokedAt <= now { return .failure(.revoked) }
         return .success(record)
     }
+}
+
+/// What an admin token may do: `admin` everything; `viewer` reads only, in the API, the CLI's view of
+/// it and the console, so that people who watch the service need no power to change it.
+public enum AdminRole: String, Sendable, CaseIterable, Equatable {
+    case admin, viewer
+
+    public func permits(_ access: AdminAccess) -> Bool {
+        self == .admin || access == .read
+    }
+
+    /// `admin` or `viewer`, or `invalid_role`.
+    public init(validating text: String) throws(DomainError) {
+        guard let role = AdminRole(rawValue: text) else {
+            throw DomainError(.invalidAdminRole, "The role is 'admin' or 'viewer'.", field: "role")
+        }
+        self = role
+    }
+}
+
+/// What a route does with the operators' data: reads it, or changes it.
+public enum AdminAccess: Sendable, Equatable {
+    case read, write
 }

@@ -88,6 +88,9 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case deviceNotFound = "device_not_found"
         case decisionNotFound = "decision_not_found"
         case adminTokenNameTaken = "admin_token_name_taken"
+        case invalidAdminRole = "invalid_admin_role"
+        /// A viewer's admin token on a route that changes something.
+        case adminTokenReadOnly = "admin_token_read_only"
         // Hardware attestation (docs/attestation.md): why a device's attestation or assertion was refused.
         case malformedAttestation = "malformed_attestation"
         case untrustedAttestationChain = "untrusted_attestation_chain"
@@ -112,7 +115,8 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
                 .notFound
             case .appDisabled, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:
                 .conflict
-            case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired:
+            case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired,
+                .adminTokenReadOnly:
                 .forbidden
             case .attestationRequired: .unauthenticated
             case .captchaExpired, .captchaSolved, .captchaExhausted: .gone

@@ -7,18 +7,24 @@ import HTTPTypes
 import Hummingbird
 
 /// The guard of the operators' routes (`/v1/admin/...`): a bearer admin token, found by its SHA-256.
-/// A refusal is a 401 whose `code` says why (missing, malformed, unknown, revoked).
+/// A refusal is a 401 whose `code` says why (missing, malformed, unknown, revoked); a viewer's token
+/// on a route that changes something is a 403 (`admin_token_read_only`).
 struct AdminAuthMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     static let challenge = #"Bearer realm="gatehouse-admin""#
 
     let tokens: any AdminTokenStore
     let clock: any GatehouseClock
+    /// What the routes behind this guard do: the token's role must permit it.
+    let access: AdminAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let admitted = try await admit(request.headers[.authorization])
         switch admitted {
         case .success(let token):
+            guard token.role.permits(access) else {
+                throw DomainError(.adminTokenReadOnly, "This admin token is a viewer's: it reads, and changes nothing.")
+            }
             var context = context
             context.actor = Actor(kind: .adminToken, name: token.name)
             context.logger[metadataKey: "actor"] = .string(context.actor!.description)

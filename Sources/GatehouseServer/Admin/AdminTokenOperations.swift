@@ -13,10 +13,10 @@ public struct AdminTokenOperations: Sendable {
     }
 
     /// - Returns: the token's plaintext, to print once.
-    public func create(name: String, origin: ChangeOrigin) async throws -> String {
+    public func create(name: String, role: AdminRole = .admin, origin: ChangeOrigin) async throws -> String {
         let now = clock.now()
         var generator = SystemRandomNumberGenerator()
-        let issued = try AdminToken.issue(name: name, at: now, using: &generator)
+        let issued = try AdminToken.issue(name: name, role: role, at: now, using: &generator)
         let audit = origin.entry(
             at: now,
             action: "admin_token.create",
@@ -24,7 +24,7 @@ public struct AdminTokenOperations: Sendable {
             targetID: issued.record.name,
             appID: nil,
             before: nil,
-            after: ["name": .string(issued.record.name)]
+            after: ["name": .string(issued.record.name), "role": .string(role.rawValue)]
         )
         do {
             try await store.createAdminToken(issued.record, audit: audit)

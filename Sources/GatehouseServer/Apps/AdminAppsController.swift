@@ -14,14 +14,14 @@ struct AdminAppsController {
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v1/admin/apps", for: .operators, use: createApp)
-        routes.on(.get, "/v1/admin/apps", for: .operators, use: listApps)
-        routes.on(.get, "/v1/admin/apps/:appKey", for: .operators, use: app)
+        routes.on(.get, "/v1/admin/apps", for: .operatorReads, use: listApps)
+        routes.on(.get, "/v1/admin/apps/:appKey", for: .operatorReads, use: app)
         routes.on(.post, "/v1/admin/apps/:appKey/disable", for: .operators, use: disableApp)
         routes.on(.post, "/v1/admin/apps/:appKey/enable", for: .operators, use: enableApp)
         routes.on(.post, "/v1/admin/apps/:appKey/secrets/:kind/rotate", for: .operators, use: rotateSecret)
         routes.on(.post, "/v1/admin/apps/:appKey/events", for: .operators, use: registerEvent)
-        routes.on(.get, "/v1/admin/apps/:appKey/events", for: .operators, use: events)
-        routes.on(.get, "/v1/admin/audit", for: .operators, use: audit)
+        routes.on(.get, "/v1/admin/apps/:appKey/events", for: .operatorReads, use: events)
+        routes.on(.get, "/v1/admin/audit", for: .operatorReads, use: audit)
     }
 
     @Sendable func createApp(_ request: Request, context: Context) async throws -> Response {

@@ -13,12 +13,12 @@ struct AdminAttestationController {
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v1/admin/apps/:appKey/attesters", for: .operators, use: createAttester)
-        routes.on(.get, "/v1/admin/apps/:appKey/attesters", for: .operators, use: listAttesters)
-        routes.on(.get, "/v1/admin/apps/:appKey/attesters/:attestId", for: .operators, use: attester)
+        routes.on(.get, "/v1/admin/apps/:appKey/attesters", for: .operatorReads, use: listAttesters)
+        routes.on(.get, "/v1/admin/apps/:appKey/attesters/:attestId", for: .operatorReads, use: attester)
         routes.on(.patch, "/v1/admin/apps/:appKey/attesters/:attestId", for: .operators, use: updateAttester)
-        routes.on(.get, "/v1/admin/apps/:appKey/sdk-config", for: .operators, use: sdkConfig)
+        routes.on(.get, "/v1/admin/apps/:appKey/sdk-config", for: .operatorReads, use: sdkConfig)
         routes.on(.put, "/v1/admin/apps/:appKey/sdk-config", for: .operators, use: setSDKConfig)
-        routes.on(.get, "/v1/admin/signing-keys", for: .operators, use: signingKeys)
+        routes.on(.get, "/v1/admin/signing-keys", for: .operatorReads, use: signingKeys)
         routes.on(.post, "/v1/admin/signing-keys/rotate", for: .operators, use: rotateSigningKey)
     }
 

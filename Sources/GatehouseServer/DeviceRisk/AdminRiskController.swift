@@ -13,14 +13,14 @@ struct AdminRiskController {
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.patch, "/v1/admin/apps/:appKey/settings", for: .operators, use: updateSettings)
-        routes.on(.get, "/v1/admin/apps/:appKey/devices/:deviceId", for: .operators, use: device)
-        routes.on(.get, "/v1/admin/apps/:appKey/risk/rules", for: .operators, use: rules)
+        routes.on(.get, "/v1/admin/apps/:appKey/devices/:deviceId", for: .operatorReads, use: device)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/rules", for: .operatorReads, use: rules)
         routes.on(.put, "/v1/admin/apps/:appKey/risk/rules", for: .operators, use: setAppRules)
         routes.on(.put, "/v1/admin/apps/:appKey/events/:eventId/risk/rules", for: .operators, use: setEventRules)
         routes.on(.post, "/v1/admin/apps/:appKey/risk/lists", for: .operators, use: addListEntry)
-        routes.on(.get, "/v1/admin/apps/:appKey/risk/lists", for: .operators, use: listEntries)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/lists", for: .operatorReads, use: listEntries)
         routes.on(.delete, "/v1/admin/apps/:appKey/risk/lists/:entryId", for: .operators, use: removeListEntry)
-        routes.on(.get, "/v1/admin/risk/decisions", for: .operators, use: decisions)
+        routes.on(.get, "/v1/admin/risk/decisions", for: .operatorReads, use: decisions)
     }
 
     @Sendable func updateSettings(_ request: Request, context: Context) async throws -> Response {

@@ -6,9 +6,9 @@ import ServiceLifecycle
 
 /// Deletes consumed ztoken ids and decisions past their app's retention, and expired nonces, every
 /// `interval`; with many instances, the store's purge lock lets one run at a time and the others skip
-/// that round. It also keeps the partitioned tables' time ranges ready on PostgreSQL, at start and on
-/// every round, even where this instance does not purge: rows with no range to go to would pile up
-/// in the default one.
+/// that round. It also keeps the partitioned tables' time ranges ready on PostgreSQL (before the server
+/// starts, then every round) even where this instance does not purge: rows with no range to go to
+/// would pile up in the default one.
 struct RetentionPurger: Service {
     let store: any DeviceRiskStore & StoreMaintenance
     let clock: any GatehouseClock
@@ -19,9 +19,17 @@ struct RetentionPurger: Service {
     /// How often an instance that does not purge keeps the ranges ready (seconds).
     static let keeperInterval = 600
 
+    init(_ configuration: GatehouseConfiguration, store: any DeviceRiskStore & StoreMaintenance, clock: any GatehouseClock, logger: Logger) {
+        let purges = configuration.purgeIntervalSeconds > 0
+        self.store = store
+        self.clock = clock
+        self.interval = .seconds(purges ? configuration.purgeIntervalSeconds : Self.keeperInterval)
+        self.purges = purges
+        self.logger = logger
+    }
+
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            await keepPartitions()
             while !Task.isCancelled {
                 do {
                     try await Task.sleep(for: interval)
@@ -33,6 +41,7 @@ struct RetentionPurger: Service {
         }
     }
 
+    /// Creates the ranges due; a failure is logged and waits for the next round.
     func keepPartitions() async {
         do {
             if let report = try await store.keepPartitions(at: clock.now()), report.created > 0 {

@@ -11,8 +11,10 @@ enum Audience: CaseIterable, Sendable {
     /// The JWKS, the captcha page and its API, STS distribution (which checks its own attestation
     /// token): no credential at this layer.
     case open
-    /// `/v1/admin/...`: a bearer admin token.
+    /// `/v1/admin/...` that change something: a bearer admin token with the `admin` role.
     case operators
+    /// `/v1/admin/...` that only read: a bearer admin token of either role (`viewer` too).
+    case operatorReads
     /// The app's own backend: Basic appKey and server secret in `Authorization`.
     case backend
     /// The gateway in front of the app's API: the app's credential in the one configured header.

@@ -13,8 +13,8 @@ struct AdminSTSController {
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.post, "/v1/admin/apps/:appKey/roles", for: .operators, use: createRole)
-        routes.on(.get, "/v1/admin/apps/:appKey/roles", for: .operators, use: listRoles)
-        routes.on(.get, "/v1/admin/apps/:appKey/roles/:roleId", for: .operators, use: role)
+        routes.on(.get, "/v1/admin/apps/:appKey/roles", for: .operatorReads, use: listRoles)
+        routes.on(.get, "/v1/admin/apps/:appKey/roles/:roleId", for: .operatorReads, use: role)
         routes.on(.patch, "/v1/admin/apps/:appKey/roles/:roleId", for: .operators, use: updateRole)
     }
 

@@ -5,8 +5,11 @@ extension SQLStore: AdminTokenStore {
     public func createAdminToken(_ token: AdminToken, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(
-                "INSERT INTO admin_tokens (token_id, name, token_hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5)",
-                [.uuid(token.id), .text(token.name), .bytes(token.hash), .date(token.createdAt), .optional(token.revokedAt)]
+                "INSERT INTO admin_tokens (token_id, name, token_hash, created_at, revoked_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
+                [
+                    .uuid(token.id), .text(token.name), .bytes(token.hash), .date(token.createdAt), .optional(token.revokedAt),
+                    .text(token.role.rawValue),
+                ]
             )
         }
     }
@@ -34,12 +37,15 @@ extension SQLStore: AdminTokenStore {
     }
 
     static func adminToken(_ row: SQLRow) throws(StoreError) -> AdminToken {
-        AdminToken(
+        let roleText = try row.text("role")
+        guard let role = AdminRole(rawValue: roleText) else { throw .corruptRow("admin token role '\(roleText)'") }
+        return AdminToken(
             id: try row.uuid("token_id"),
             name: try row.text("name"),
             hash: try row.bytes("token_hash"),
             createdAt: try row.date("created_at"),
-            revokedAt: try row.optionalDate("revoked_at")
+            revokedAt: try row.optionalDate("revoked_at"),
+            role: role
         )
     }
 }

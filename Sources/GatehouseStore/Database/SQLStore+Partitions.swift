@@ -24,11 +24,25 @@ extension SQLStore {
         return try await database.ifUnlocked(Self.purgeLockKey) { locked in
             var report = PartitionReport()
             for table in PartitionedTable.all {
-                let plan = table.plan(existing: try await Self.partitions(of: table, in: locked), at: now, horizon: .distantPast)
+                // Nothing that retention would drop at once: no range that ends before its rows may go.
+                let existing = try await Self.partitions(of: table, in: locked)
+                let plan = table.plan(existing: existing, at: now, horizon: now.addingTimeInterval(-table.grace))
                 report.created += try await Self.create(plan.create, of: table, in: locked)
             }
             return report
         }
+    }
+
+    /// Every partitioned table's round: the decisions' days that end at or before `decisionsBefore`
+    /// go, and the expiring tables' ranges once their grace is past.
+    static func keepEveryTable(at now: Date, decisionsBefore: Date, in database: any SQLDatabase) async throws -> PartitionReport {
+        var report = try await keep(.decisions, at: now, horizon: decisionsBefore, in: database)
+        for table in PartitionedTable.expiring {
+            let kept = try await keep(table, at: now, horizon: now.addingTimeInterval(-table.grace), in: database)
+            report.created += kept.created
+            report.dropped += kept.dropped
+        }
+        return report
     }
 
     /// Creates the ranges due ahead of `now` and drops those that end at or before `horizon`.
@@ -49,18 +63,34 @@ extension SQLStore {
     }
 
     /// Each range is made as a table of its own, given the rows the default partition holds for it,
-    /// then attached: creating it in place fails while the default partition holds such rows.
+    /// then attached: creating it in place fails while the default partition holds such rows. Writes
+    /// to the table wait meanwhile (a few milliseconds), or an insert routed to the default partition
+    /// just before the attach would fail its check just after it (23514). Moving rows makes reads
+    /// wait too: a read planned before the attach and run after it would look for them in the default
+    /// partition only, and miss them. Rows reach the default partition only when ranges were missing
+    /// (a first start, a long outage), so most ranges move none and never hold up a read.
     static func create(_ ranges: [PartitionedTable.Range], of table: PartitionedTable, in database: any SQLDatabase) async throws -> Int {
         for range in ranges {
+            let bounds: [SQLValue] = [.date(range.from), .date(range.to)]
+            let strays = try await database.query(
+                "SELECT 1 AS present FROM \(table.defaultPartition) WHERE \(table.key) >= $1 AND \(table.key) < $2 LIMIT 1",
+                bounds
+            )
             try await bounded(in: database) { transaction in
                 try await transaction.query("CREATE TABLE \(range.name) (LIKE \(table.name) INCLUDING DEFAULTS INCLUDING CONSTRAINTS)", [])
-                try await transaction.query(
+                try await transaction.query("LOCK TABLE \(table.name) IN \(strays.isEmpty ? "SHARE ROW EXCLUSIVE" : "ACCESS EXCLUSIVE") MODE", [])
+                let moved = try await transaction.query(
                     """
-                    WITH moved AS (DELETE FROM \(table.defaultPartition) WHERE \(table.key) >= $1 AND \(table.key) < $2 RETURNING *)
-                    INSERT INTO \(range.name) SELECT * FROM moved
+                    WITH moved AS (DELETE FROM \(table.defaultPartition) WHERE \(table.key) >= $1 AND \(table.key) < $2 RETURNING *),
+                      copied AS (INSERT INTO \(range.name) SELECT * FROM moved RETURNING 1)
+                    SELECT count(*) AS rows FROM copied
                     """,
-                    [.date(range.from), .date(range.to)]
+                    bounds
                 )
+                // Rows that came in between the first look and the lock: the reads wait after all.
+                if strays.isEmpty, try moved.first?.int("rows") ?? 0 > 0 {
+                    try await transaction.query("LOCK TABLE \(table.name) IN ACCESS EXCLUSIVE MODE", [])
+                }
                 try await transaction.query(
                     "ALTER TABLE \(table.name) ATTACH PARTITION \(range.name) FOR VALUES FROM ("
                         + PartitionedTable.literal(range.from) + ") TO (" + PartitionedTable.literal(range.to) + ")",

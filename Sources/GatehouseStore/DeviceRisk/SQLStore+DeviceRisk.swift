@@ -152,13 +152,7 @@ extension SQLStore: DeviceRiskStore {
             }
             if partitioned {
                 // A day of decisions goes whole once every app may lose it; with no app, no day may go.
-                let horizon = oldestKept.map(\.1).min() ?? .distantPast
-                report.partitions = try await Self.keep(.decisions, at: now, horizon: horizon, in: locked)
-                for table in PartitionedTable.expiring {
-                    let kept = try await Self.keep(table, at: now, horizon: now.addingTimeInterval(-table.grace), in: locked)
-                    report.partitions.created += kept.created
-                    report.partitions.dropped += kept.dropped
-                }
+                report.partitions = try await Self.keepEveryTable(at: now, decisionsBefore: oldestKept.map(\.1).min() ?? .distantPast, in: locked)
             }
             // Rows of an app keeping decisions for less than the longest retention, and rows outside
             // the daily ranges (from before the partitions, or in the default one), go by rows.

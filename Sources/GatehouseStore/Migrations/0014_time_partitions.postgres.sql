@@ -10,8 +10,8 @@
 -- once. The captcha pass no longer points at its challenge by a foreign key (it would have to name
 -- the challenge's expiry); the challenge's range is kept an hour past its passes' instead.
 --
--- Rows written before this migration stay where they are: each table becomes the range
--- "before <its first boundary after now>" of its new parent, dropped once that is past. A default
+-- Rows written before this migration stay where they are: each table that has rows becomes the
+-- range "before <its first boundary after now>" of its new parent, dropped once that is past. A default
 -- range catches rows outside every range (a clock far off, a keeper that fell behind); they are moved
 -- into their range when it is created, and deleted by rows otherwise.
 
@@ -34,8 +34,7 @@ DECLARE
     old_index record;
 BEGIN
     EXECUTE format('SELECT max(%I) FROM %I', keycol, tbl) INTO newest;
-    newest := greatest(coalesce(newest, now()), now());
-    bound := to_timestamp((floor(extract(epoch FROM newest) / width_seconds) + 1) * width_seconds);
+    bound := to_timestamp((floor(extract(epoch FROM greatest(newest, now())) / width_seconds) + 1) * width_seconds);
     legacy := tbl || '_before_' || to_char(bound AT TIME ZONE 'UTC', 'YYYYMMDDHH24');
     EXECUTE format('ALTER TABLE %I RENAME TO %I', tbl, legacy);
     -- A table has one primary key: the old one gives way to the parent's, which ATTACH builds.
@@ -46,7 +45,12 @@ BEGIN
     EXECUTE format(
         'CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS, PRIMARY KEY (%s)) PARTITION BY RANGE (%I)',
         tbl, legacy, primary_key, keycol);
-    EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%L)', tbl, legacy, bound);
+    -- An empty table (a new installation) leaves no range behind.
+    IF newest IS NULL THEN
+        EXECUTE format('DROP TABLE %I', legacy);
+    ELSE
+        EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%L)', tbl, legacy, bound);
+    END IF;
     EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', tbl || '_default', tbl);
 END
 $$;

@@ -16,13 +16,15 @@ struct AdminTokenCommand: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a token and print it once, alone on stdout.")
         @Option(help: "A name for the token's holder, unique.") var name: String
+        @Option(help: "admin (everything, the default) or viewer (reads only).") var role: String = AdminRole.admin.rawValue
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
             let token = try await withOperatorStore(common) { store, _, origin in
-                try await AdminTokenOperations(store: store, clock: SystemClock()).create(name: name, origin: origin)
+                let role = try AdminRole(validating: role)
+                return try await AdminTokenOperations(store: store, clock: SystemClock()).create(name: name, role: role, origin: origin)
             }
-            FileHandle.standardError.write(Data("admin token '\(name)' (shown once):\n".utf8))
+            FileHandle.standardError.write(Data("admin token '\(name)' (\(role), shown once):\n".utf8))
             print(token)
         }
     }
@@ -37,7 +39,7 @@ struct AdminTokenCommand: AsyncParsableCommand {
             }
             for token in tokens {
                 let state = token.revokedAt.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "live"
-                print("\(token.name)\tcreated \(ISO8601DateFormatter().string(from: token.createdAt))\t\(state)")
+                print("\(token.name)\t\(token.role.rawValue)\tcreated \(ISO8601DateFormatter().string(from: token.createdAt))\t\(state)")
             }
         }
     }
