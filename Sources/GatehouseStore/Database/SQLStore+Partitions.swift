@@ -25,7 +25,7 @@ extension SQLStore {
             var report = PartitionReport()
             for table in PartitionedTable.all {
                 // Nothing that retention would drop at once: no range that ends before its rows may go.
-                let existing = try await Self.partitions(of: table, in: locked)
+                guard let existing = try await Self.partitions(of: table, in: locked) else { continue }
                 let plan = table.plan(existing: existing, at: now, horizon: now.addingTimeInterval(-table.grace))
                 report.created += try await Self.create(plan.create, of: table, in: locked)
             }
@@ -47,7 +47,8 @@ extension SQLStore {
 
     /// Creates the ranges due ahead of `now` and drops those that end at or before `horizon`.
     static func keep(_ table: PartitionedTable, at now: Date, horizon: Date, in database: any SQLDatabase) async throws -> PartitionReport {
-        let plan = table.plan(existing: try await partitions(of: table, in: database), at: now, horizon: horizon)
+        guard let existing = try await partitions(of: table, in: database) else { return PartitionReport() }
+        let plan = table.plan(existing: existing, at: now, horizon: horizon)
         let created = try await create(plan.create, of: table, in: database)
         for name in plan.drop {
             try await bounded(in: database) { transaction in try await transaction.query("DROP TABLE \(name)", []) }
@@ -55,8 +56,12 @@ extension SQLStore {
         return PartitionReport(created: created, dropped: plan.drop.count)
     }
 
-    static func partitions(of table: PartitionedTable, in database: any SQLDatabase) async throws(StoreError) -> [String] {
-        try await database.query(
+    /// The table's partitions; nil while it is not partitioned (a schema before migration 0014, which
+    /// an instance of this build meets until `gatehouse migrate` runs).
+    static func partitions(of table: PartitionedTable, in database: any SQLDatabase) async throws(StoreError) -> [String]? {
+        let parent = try await database.query("SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)", [.text(table.name)])
+        guard try parent.first?.text("kind") == "p" else { return nil }
+        return try await database.query(
             "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass($1)",
             [.text(table.name)]
         ).map { row throws(StoreError) in try row.text("name") }
