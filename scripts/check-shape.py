@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_FILE_LINES = 300
 MAX_FUNCTION_LINES = 60
 # Every module that holds capability code has these folders (a module holds only those it serves).
-CAPABILITIES = {"Apps", "DeviceRisk", "Attestation", "Signatures", "Captcha", "STS", "Admin", "Health"}
+CAPABILITIES = {"Apps", "DeviceRisk", "Attestation", "Signatures", "Captcha", "STS", "Admin", "Health", "Console"}
 # Folders beside the capabilities: what every capability shares within its module.
 SHARED = {"Common", "HTTP", "Database", "Configuration", "Migrations"}
 DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|static|override|"

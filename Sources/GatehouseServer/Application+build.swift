@@ -29,12 +29,15 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
-    let trust = try AttestationTrustSource(configuration, logger: logger)
-    let router = Router(context: GatehouseRequestContext.self)
-    let (routes, sdk) = capabilityRoutes(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations, trust: trust)
-    let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdk)
-    installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
-    let admission = AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table)
+    let (router, admission) = try await routerAndAdmission(
+        configuration,
+        store: store,
+        box: box,
+        clock: clock,
+        registry: registry,
+        apps: operations,
+        logger: logger
+    )
 
     var app = Application(
         responder: CanonicalPathResponder(routes: router.buildResponder()),
@@ -65,6 +68,34 @@ public func buildApplication(
         }
     }
     return app
+}
+
+/// The routes behind their guards and middleware, and the admission policy that knows their audiences.
+func routerAndAdmission(
+    _ configuration: GatehouseConfiguration,
+    store: SQLStore,
+    box: SecretBox,
+    clock: any GatehouseClock,
+    registry: PrometheusCollectorRegistry,
+    apps operations: AppOperations,
+    logger: Logger
+) async throws -> (Router<GatehouseRequestContext>, AdmissionPolicy) {
+    let trust = try AttestationTrustSource(configuration, logger: logger)
+    let console = try await ConsolePages.load()
+    let router = Router(context: GatehouseRequestContext.self)
+    let (routes, sdk) = capabilityRoutes(
+        configuration,
+        store: store,
+        box: box,
+        clock: clock,
+        registry: registry,
+        apps: operations,
+        trust: trust,
+        console: console
+    )
+    let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdk, console: console, routes: routes.table)
+    installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
+    return (router, AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table))
 }
 
 /// The serving port. A burst of new connections waits in the kernel instead of being dropped: a

@@ -4,7 +4,8 @@ import Hummingbird
 import Prometheus
 
 /// Every capability's routes, each controller given the operations of its audience. Returns the
-/// SDK's operations too: the SDK group's guard checks signatures with them.
+/// SDK's operations too: the SDK group's guard checks signatures with them. Over 60 lines: a flat
+/// list of wiring, one controller after another, with nothing to decide.
 func capabilityRoutes(
     _ configuration: GatehouseConfiguration,
     store: SQLStore,
@@ -12,7 +13,8 @@ func capabilityRoutes(
     clock: any GatehouseClock,
     registry: PrometheusCollectorRegistry,
     apps operations: AppOperations,
-    trust: AttestationTrustSource
+    trust: AttestationTrustSource,
+    console pages: ConsolePages
 ) -> (RouteRegistrar, SDKOperations) {
     var routes = RouteRegistrar()
     HealthController(store: store, registry: registry).register(on: &routes)
@@ -22,7 +24,8 @@ func capabilityRoutes(
     let sdkOperations = SDKOperations(store: store, box: box, clock: clock)
     SDKController(operations: sdkOperations).register(on: &routes)
     RiskController(risk: RiskQueryOperations(store: store, keys: ServerKeys(box: box), clock: clock)).register(on: &routes)
-    AdminRiskController(risk: RiskAdminOperations(store: store, apps: operations, clock: clock)).register(on: &routes)
+    let riskAdmin = RiskAdminOperations(store: store, apps: operations, clock: clock)
+    AdminRiskController(risk: riskAdmin).register(on: &routes)
     let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
     let signatures = SignatureOperations(store: store, box: box, clock: clock)
     let limits = RateLimits(
@@ -42,10 +45,46 @@ func capabilityRoutes(
         embedOrigins: configuration.captchaEmbedOrigins
     ).register(on: &routes)
     SignatureController(signatures: signatures).register(on: &routes)
+    let roles = stsRoutes(
+        configuration,
+        store: store,
+        box: box,
+        clock: clock,
+        registry: registry,
+        apps: operations,
+        attesters: attesters,
+        gate: attestationGate,
+        on: &routes
+    )
+    ConsoleControllers(
+        pages: pages,
+        store: store,
+        clock: clock,
+        apps: operations,
+        risk: riskAdmin,
+        attesters: attesters,
+        roles: roles,
+        keys: signingKeys
+    )
+    .register(on: &routes)
+    return (routes, sdkOperations)
+}
+
+/// STS roles for operators and credentials for devices; returns the roles' operations for the console.
+func stsRoutes(
+    _ configuration: GatehouseConfiguration,
+    store: SQLStore,
+    box: SecretBox,
+    clock: any GatehouseClock,
+    registry: PrometheusCollectorRegistry,
+    apps operations: AppOperations,
+    attesters: AttesterOperations,
+    gate attestationGate: AttestationGateOperations,
+    on routes: inout RouteRegistrar
+) -> STSRoleOperations {
     let upstream = STSClient(allowInternalEndpoints: configuration.stsPrivateEndpoints)
-    AdminSTSController(
-        roles: STSRoleOperations(store: store, apps: operations, box: box, clock: clock, allowInternalEndpoints: upstream.allowInternalEndpoints)
-    ).register(on: &routes)
+    let roles = STSRoleOperations(store: store, apps: operations, box: box, clock: clock, allowInternalEndpoints: upstream.allowInternalEndpoints)
+    AdminSTSController(roles: roles).register(on: &routes)
     let sts = STSOperations(
         store: store,
         apps: operations,
@@ -59,7 +98,30 @@ func capabilityRoutes(
         }
     )
     STSController(sts: sts).register(on: &routes)
-    return (routes, sdkOperations)
+    return roles
+}
+
+/// The console's pages, over the same operations as the admin API.
+struct ConsoleControllers {
+    let pages: ConsolePages
+    let store: SQLStore
+    let clock: any GatehouseClock
+    let apps: AppOperations
+    let risk: RiskAdminOperations
+    let attesters: AttesterOperations
+    let roles: STSRoleOperations
+    let keys: SigningKeyRing
+
+    func register(on routes: inout RouteRegistrar) {
+        ConsoleSignInController(pages: pages, tokens: store, sessions: store, clock: clock).register(on: &routes)
+        ConsoleAppsController(pages: pages, apps: apps, clock: clock).register(on: &routes)
+        ConsoleOverviewController(pages: pages, apps: apps, activity: store, clock: clock).register(on: &routes)
+        ConsoleDecisionsController(pages: pages, risk: risk).register(on: &routes)
+        ConsoleAuditController(pages: pages, apps: apps).register(on: &routes)
+        ConsoleAttestersController(pages: pages, attesters: attesters).register(on: &routes)
+        ConsoleRiskController(pages: pages, risk: risk).register(on: &routes)
+        ConsoleRolesController(pages: pages, roles: roles, keys: keys).register(on: &routes)
+    }
 }
 
 /// Each audience's guard; the probes and the open routes have none.
@@ -68,10 +130,15 @@ func audienceGuards(
     store: SQLStore,
     clock: any GatehouseClock,
     apps: AppOperations,
-    sdk: SDKOperations
+    sdk: SDKOperations,
+    console pages: ConsolePages,
+    routes: RouteTable
 ) throws -> [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>] {
     let gateCredentialHeader = try GatewayCredential.header(named: configuration.gateCredentialHeader)
+    let problems = ProblemMiddleware(routes: routes)
     return [
+        .console: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .read, pages: pages, problems: problems),
+        .consoleChanges: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .write, pages: pages, problems: problems),
         .operators: AdminAuthMiddleware(tokens: store, clock: clock, access: .write),
         .operatorReads: AdminAuthMiddleware(tokens: store, clock: clock, access: .read),
         .backend: BackendAuthMiddleware(apps: apps, header: .authorization),

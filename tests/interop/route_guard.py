@@ -21,6 +21,7 @@ import argparse
 import base64
 import http.client
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -81,6 +82,8 @@ class Routes:
         refs = {parameter.get("$ref", "").rsplit("/", 1)[-1] for parameter in operation.get("parameters", []) if isinstance(parameter, dict)}
         if "adminToken" in schemes:
             return "operators"
+        if "consoleSession" in schemes:
+            return "console"
         if template == "/v1/gate/verify":
             return "gateway"
         if "serverSecret" in schemes:
@@ -104,11 +107,16 @@ def send(base, method, path, headers, body=None):
     parsed = urllib.parse.urlsplit(base)
     connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
     try:
+        headers = dict(headers)
+        form = headers.pop("_form", None)
         connection.putrequest(method, path, skip_accept_encoding=True)
         for name, value in headers.items():
             connection.putheader(name, value)
         payload = body if body is not None else (b"{}" if method in ("POST", "PUT", "PATCH") else None)
-        if payload is not None:
+        if form is not None:
+            payload = form.encode()
+            connection.putheader("Content-Type", "application/x-www-form-urlencoded")
+        elif payload is not None:
             connection.putheader("Content-Type", "application/json")
             connection.putheader("Content-Length", str(len(payload)))
         connection.endheaders(payload)
@@ -157,6 +165,29 @@ def credential_states(audience, creds, method="GET"):
             ("a backend credential", {"Authorization": backend_a}),
             ("an admin token", {"Authorization": f"Bearer {admin}"}),
         ]
+    elif audience == "console":
+        session = creds["console"]
+        cookie = f"gatehouse_console={session['cookie']}"
+        form = f"csrf={session['csrf']}&name=guard&eventId=3300&overlapSeconds=0&status=disabled"
+        states += [
+            ("unknown session cookie", {"Cookie": "gatehouse_console=ghs_" + "A" * 43, "_form": form}),
+            ("a revoked token's session", {"Cookie": f"gatehouse_console={creds['revoked_console']['cookie']}",
+                                           "_form": f"csrf={creds['revoked_console']['csrf']}"}),
+            ("an admin token as a bearer", {"Authorization": f"Bearer {admin}", "_form": form}),
+            ("an admin token as the cookie", {"Cookie": f"gatehouse_console={admin}", "_form": form}),
+            ("the session in another header", {"Authorization": f"Bearer {session['cookie']}", "X-Gatehouse-Authorization": session["cookie"],
+                                               "_form": form}),
+            ("the session under another cookie name", {"Cookie": f"session={session['cookie']}; token={session['cookie']}", "_form": form}),
+            ("the session as a query parameter", {"_query": f"gatehouse_console={session['cookie']}", "_form": form}),
+        ]
+        if method != "GET":
+            states += [
+                ("a viewer's session", {"Cookie": f"gatehouse_console={creds['viewer_console']['cookie']}",
+                                        "_form": f"csrf={creds['viewer_console']['csrf']}&name=guard&eventId=3300"}),
+                ("the session without its form token", {"Cookie": cookie, "_form": "name=guard&eventId=3300&overlapSeconds=0"}),
+                ("another session's form token", {"Cookie": cookie, "_form": f"csrf={creds['viewer_console']['csrf']}&name=guard&eventId=3300"}),
+                ("a post from another site", {"Cookie": cookie, "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site", "_form": form}),
+            ]
     elif audience == "attested":
         states += [("a bogus attestation token", {"Authorization": "Bearer eyJhbGciOiJFUzI1NiJ9.e30.AAAA", "EO-Attest-Token": "x.y.z"})]
     return states
@@ -168,6 +199,8 @@ def right_credential(audience, creds):
         return {"Authorization": f"Bearer {creds['admin']}"}
     if audience == "backend":
         return {"Authorization": basic(app_a["appKey"], app_a["serverSecret"])}
+    if audience == "console":
+        return {"Cookie": f"gatehouse_console={creds['console']['cookie']}", "_form": f"csrf={creds['console']['csrf']}"}
     if audience == "gateway":
         return {"X-Gatehouse-Authorization": basic(app_a["appKey"], app_a["serverSecret"]), "X-Original-Method": "GET", "X-Original-URI": "/"}
     return {}
@@ -229,6 +262,23 @@ def malformed_chunks(base, label, creds):
                     answer += chunk
             status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
             check(status == 400, f"{label}: POST {path} with a malformed chunked body ({what}) -> 400 ({status})")
+
+
+def console_session(base, token):
+    """Signs in to the console with `token`: the session cookie, and the form token its pages carry."""
+    parsed = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    body = urllib.parse.urlencode({"token": token})
+    connection.request("POST", "/console/sign-in", body, {"Content-Type": "application/x-www-form-urlencoded"})
+    response = connection.getresponse()
+    response.read()
+    assert response.status == 303, response.status
+    cookie = response.getheader("Set-Cookie").split(";", 1)[0].split("=", 1)[1]
+    connection.request("GET", "/console", headers={"Cookie": f"gatehouse_console={cookie}"})
+    page = connection.getresponse().read().decode()
+    connection.close()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    return {"cookie": cookie, "csrf": csrf}
 
 
 def cli(binary, database_url, *args):
@@ -310,9 +360,13 @@ def main():
     assert status == 201, (status, body)
     name = f"guard-revoked-{int(time.time())}"
     revoked = cli(args.binary, args.database_url, "admin-token", "create", "--name", name)
+    revoked_console = console_session(base, revoked)
     cli(args.binary, args.database_url, "admin-token", "revoke", "--name", name)
     viewer = cli(args.binary, args.database_url, "admin-token", "create", "--name", f"guard-viewer-{int(time.time())}", "--role", "viewer")
-    creds = {"admin": args.admin_token, "revoked": revoked, "viewer": viewer, "a": app_a, "b": app_b, "disabled": disabled}
+    creds = {
+        "admin": args.admin_token, "revoked": revoked, "viewer": viewer, "a": app_a, "b": app_b, "disabled": disabled,
+        "console": console_session(base, args.admin_token), "viewer_console": console_session(base, viewer), "revoked_console": revoked_console,
+    }
     values = {
         "appKey": app_a["appKey"], "kind": "server", "eventId": "3300", "deviceId": "d" * 32, "entryId": "1",
         "decisionId": "dec_x", "roleId": "uploads", "attestId": "login-pow", "challengeId": "c" * 32,

@@ -64,7 +64,12 @@ public struct AdminToken: Equatable, Sendable {
         guard let header, !header.isEmpty else { return .failure(.missing) }
         let parts = header.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.malformed) }
-        let token = String(parts[1])
+        return presented(String(parts[1]))
+    }
+
+    /// The token as typed (the console's sign-in form), when it has a token's shape.
+    public static func presented(_ token: String) -> Result<String, Refusal> {
+        guard !token.isEmpty else { return .failure(.missing) }
         guard token.hasPrefix(prefix), token.count == prefix.count + randomLength,
             token.dropFirst(prefix.count).allSatisfy({ RandomText.base62.contains($0) })
         else { return .failure(.malformed) }

@@ -72,6 +72,13 @@ public enum ClientAddress {
         return client.description
     }
 
+    /// Whether the client reached the proxy over TLS: `X-Forwarded-Proto: https`, believed only from a
+    /// trusted proxy (anyone else could claim it).
+    public static func forwardedOverTLS(peer: String?, forwardedProto: String?, trustedProxies: [CIDR]) -> Bool {
+        guard let peer, let peerAddress = IPAddress(peer), isTrusted(peerAddress, trustedProxies) else { return false }
+        return forwardedProto?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
+    }
+
     static func isTrusted(_ address: IPAddress, _ ranges: [CIDR]) -> Bool {
         ranges.contains { $0.contains(address) }
     }

@@ -91,6 +91,8 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidAdminRole = "invalid_admin_role"
         /// A viewer's admin token on a route that changes something.
         case adminTokenReadOnly = "admin_token_read_only"
+        /// A console form post without this session's form token, or from another site.
+        case consoleFormRefused = "console_form_refused"
         // Hardware attestation (docs/attestation.md): why a device's attestation or assertion was refused.
         case malformedAttestation = "malformed_attestation"
         case untrustedAttestationChain = "untrusted_attestation_chain"
@@ -116,7 +118,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
             case .appDisabled, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:
                 .conflict
             case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired,
-                .adminTokenReadOnly:
+                .adminTokenReadOnly, .consoleFormRefused:
                 .forbidden
             case .attestationRequired: .unauthenticated
             case .captchaExpired, .captchaSolved, .captchaExhausted: .gone

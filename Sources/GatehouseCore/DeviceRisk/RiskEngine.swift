@@ -1,6 +1,6 @@
 import Foundation
 
-public enum RiskDecision: String, Sendable, Codable { case pass, review, reject }
+public enum RiskDecision: String, Sendable, Codable, CaseIterable { case pass, review, reject }
 
 /// How busy a device, an account and an address have been, counted from the ztokens risk queries consumed.
 public struct Velocity: Equatable, Sendable {

@@ -48,6 +48,7 @@ public struct AttestationSDKOperations: Sendable {
                 key: access.powKey(app),
                 using: &generator
             ) : nil
+        access.store.countActivity([ActivityKey(appID: app.id, at: now, metric: .attestIssued, label: attester.kind.rawValue)])
         return IssuedChallenge(
             attester: attester,
             challenge: challenge,
@@ -83,22 +84,7 @@ public struct AttestationSDKOperations: Sendable {
         if attester.requiresHardware {
             hardwareKey = try await hardware.verify(proof, nonce: nonce, attester: attester, app: app, device: device, at: now)
         }
-        if attester.kind.asksForWork {
-            guard let payload else {
-                throw DomainError(.invalidPowPayload, "This attester asks for proof-of-work: send the solved challenge as payload.", field: "payload")
-            }
-            let claim = try Altcha.claim(
-                payload: payload,
-                key: access.powKey(app),
-                binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
-                at: now
-            )
-            // Spent before the work is checked: one try per challenge, right or wrong.
-            guard try await access.store.useSolution(appID: app.id, replayKey: claim.replayKey, expiresAt: claim.expiresAt) else {
-                throw DomainError(.solutionReused, "This challenge was already tried once; fetch a new one.", field: "payload")
-            }
-            _ = try claim.checkWork()
-        }
+        if attester.kind.asksForWork { try await spendSolution(payload, app: app, attester: attester, device: device, at: now) }
         // The captcha requirement is judged again here, from the device's risk now (a PoW challenge
         // carries no state), so a device that turned risky meanwhile cannot skip it.
         let level = try await difficulty(attester, app: app, device: device, at: now).level
@@ -118,7 +104,25 @@ public struct AttestationSDKOperations: Sendable {
             signer: try await access.signer(for: attester, app: app),
             using: &generator
         )
+        access.store.countActivity([ActivityKey(appID: app.id, at: now, metric: .attestSolved, label: attester.kind.rawValue)])
         return (issued.token, issued.claims, attester)
+    }
+
+    /// A solved challenge, spent before its work is checked: one try per challenge, right or wrong.
+    private func spendSolution(_ payload: String?, app: App, attester: Attester, device: DeviceID, at now: Date) async throws {
+        guard let payload else {
+            throw DomainError(.invalidPowPayload, "This attester asks for proof-of-work: send the solved challenge as payload.", field: "payload")
+        }
+        let claim = try Altcha.claim(
+            payload: payload,
+            key: access.powKey(app),
+            binding: PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue),
+            at: now
+        )
+        guard try await access.store.useSolution(appID: app.id, replayKey: claim.replayKey, expiresAt: claim.expiresAt) else {
+            throw DomainError(.solutionReused, "This challenge was already tried once; fetch a new one.", field: "payload")
+        }
+        _ = try claim.checkWork()
     }
 
     private func difficulty(_ attester: Attester, app: App, device: DeviceID, at now: Date) async throws -> (difficulty: PowDifficulty, level: Int) {

@@ -47,6 +47,7 @@ public struct CaptchaOperations: Sendable {
             at: now
         )
         try await store.createCaptchaChallenge(challenge)
+        store.countActivity([ActivityKey(appID: app.id, at: now, metric: .captchaIssued, label: "")])
         return IssuedPuzzle(challenge: challenge, puzzle: puzzle)
     }
 
@@ -70,6 +71,7 @@ public struct CaptchaOperations: Sendable {
         guard let left = try await store.recordCaptchaAttempt(challenge, pass: issued?.pass, at: now) else {
             throw DomainError(.captchaExhausted, "Another answer closed this captcha challenge; fetch a new one.", field: "challengeId")
         }
+        store.countActivity([ActivityKey(appID: app.id, at: now, metric: judgement == .passed ? .captchaPassed : .captchaFailed, label: "")])
         switch judgement {
         case .passed: return (challenge, .passed(token: issued!.token, pass: issued!.pass))
         case .missed(let reason): return (challenge, .missed(reason: reason, attemptsLeft: left))

@@ -153,6 +153,8 @@ public struct RiskAdminOperations: Sendable {
         public var to: Date?
         public var cursor: String?
         public var limit: Int?
+        public var tag: String?
+        public var address: String?
 
         public init() {}
     }
@@ -174,6 +176,16 @@ public struct RiskAdminOperations: Sendable {
         }
         filter.from = query.from
         filter.to = query.to
+        filter.tag = try query.tag.map { text throws(DomainError) in
+            guard let tag = RiskTag(rawValue: text) else {
+                throw DomainError(.invalidParameter, "tag is one of the risk tags (docs/risk.md).", field: "tag")
+            }
+            return tag
+        }
+        filter.clientAddress = try query.address.map { text throws(DomainError) in
+            guard let address = IPAddress(text) else { throw DomainError(.invalidIPAddress, "address is an IPv4 or IPv6 address.", field: "address") }
+            return address.description
+        }
         let cursor = try query.cursor.map(Self.parseCursor)
         let listed = try await store.decisions(matching: filter, after: cursor, limit: pageSize.value + 1)
         let page = Array(listed.prefix(pageSize.value))
@@ -181,6 +193,15 @@ public struct RiskAdminOperations: Sendable {
             listed.count > pageSize.value
             ? page.last.map { "\($0.record.decidedAt.millisecondsSince1970)_\($0.record.id.uuidString.lowercased())" } : nil
         return (page, next)
+    }
+
+    /// One decision in full, with its tags and reasons.
+    public func decision(_ appKey: String, id: String) async throws -> RiskDecisionRecord {
+        let app = try await apps.app(appKey)
+        guard let uuid = UUID(uuidString: id), let record = try await store.decision(appID: app.id, id: uuid) else {
+            throw DomainError(.decisionNotFound, "No decision \(id) for \(appKey).")
+        }
+        return record
     }
 
     static func parseCursor(_ text: String) throws -> DecisionCursor {

@@ -36,7 +36,9 @@ public struct RiskQueryOperations: Sendable {
             keys: keys,
             at: clock.now()
         )
-        return try await store.recordRiskDecision(query) { facts in RiskEngine.decide(query, facts: facts, id: UUID.random()) }
+        let recorded = try await store.recordRiskDecision(query) { facts in RiskEngine.decide(query, facts: facts, id: UUID.random()) }
+        store.countActivity(ActivityKey.of(recorded.record))
+        return recorded
     }
 
     public func decision(app: App, id: String) async throws -> RiskDecisionRecord {

@@ -7,6 +7,7 @@ import NIOCore
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
 
     let trustedProxies: [CIDR]
     let maxBodyBytes: Int
@@ -19,6 +20,11 @@ struct ClientAddressMiddleware: RouterMiddleware {
         context.clientAddress = ClientAddress.resolve(
             peer: context.remoteAddress?.ipAddress,
             forwardedFor: request.headers[values: Self.forwardedFor].joined(separator: ","),
+            trustedProxies: trustedProxies
+        )
+        context.forwardedOverTLS = ClientAddress.forwardedOverTLS(
+            peer: context.remoteAddress?.ipAddress,
+            forwardedProto: request.headers[Self.forwardedProto],
             trustedProxies: trustedProxies
         )
         return try await next(request, context)

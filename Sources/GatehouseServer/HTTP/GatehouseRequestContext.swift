@@ -13,10 +13,17 @@ public struct GatehouseRequestContext: RequestContext, RemoteAddressRequestConte
     public var actor: Actor?
     /// Set by `BackendAuthMiddleware` for the backend's and the gateway's routes.
     var backend: BackendCaller?
-    /// Set by `SDKAuthMiddleware` for the SDK's routes.
+    /// Set by `ConsoleSessionMiddleware` for the console's pages: the signed-in operator, and the
+    /// fields of a form it admitted (read once by the guard, which checks its form token).
+    var console: ConsoleCaller?
+    var consoleForm: [String: String] = [:]
+    /// Set by the SDK's guard for the SDK's routes.
     var sdk: SDKCaller?
     /// Set by `ClientAddressMiddleware`: the client's address after trusted proxies.
     public var clientAddress: String?
+    /// Set by `ClientAddressMiddleware`: a trusted proxy says the client came over TLS (the console's
+    /// cookie is then `Secure`).
+    var forwardedOverTLS = false
     var maxBodyBytes: Int = 65_536
     var bodyTimeout: Duration = .seconds(10)
 

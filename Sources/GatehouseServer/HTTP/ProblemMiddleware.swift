@@ -13,33 +13,36 @@ struct ProblemMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let problem as Problem {
-            throw problem
-        } catch let error as SDKError {
-            throw error
-        } catch let error as CaptchaError {
-            throw error
-        } catch let error as STSError {
-            throw error
-        } catch let error as DomainError {
+        } catch {
+            throw mapped(error, request: request, context: context)
+        }
+    }
+
+    /// The error as it is answered: a `Problem`, or one of the errors that answer in their own
+    /// audience's vocabulary (SDK, captcha, STS).
+    func mapped(_ error: any Error, request: Request, context: Context) -> any Error {
+        switch error {
+        case let problem as Problem: return problem
+        case let error as SDKError: return error
+        case let error as CaptchaError: return error
+        case let error as STSError: return error
+        case let error as DomainError:
             if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
                 context.logger.error("secret unreadable", metadata: ["error": "\(error)"])
             }
-            throw Problem(error)
-        } catch let error as StoreError {
+            return Problem(error)
+        case let error as StoreError:
             if case .conflict = error {
             } else if case .notFound = error {
             } else {
                 context.logger.error("store failure", metadata: ["error": "\(error)"])
             }
-            throw Problem(error)
-        } catch let error as HTTPError {
-            throw problem(for: error.status, request: request)
-        } catch let error as any HTTPResponseError {
-            throw problem(for: error.status, request: request)
-        } catch {
+            return Problem(error)
+        case let error as HTTPError: return problem(for: error.status, request: request)
+        case let error as any HTTPResponseError: return problem(for: error.status, request: request)
+        default:
             context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            throw Problem.internalError()
+            return Problem.internalError()
         }
     }
 

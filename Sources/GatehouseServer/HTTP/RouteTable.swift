@@ -15,6 +15,11 @@ enum Audience: CaseIterable, Sendable {
     case operators
     /// `/v1/admin/...` that only read: a bearer admin token of either role (`viewer` too).
     case operatorReads
+    /// `/console/...` pages that only read: a console session of either role.
+    case console
+    /// `/console/...` forms that change something: a console session of an `admin` token, and the
+    /// session's form token.
+    case consoleChanges
     /// The app's own backend: Basic appKey and server secret in `Authorization`.
     case backend
     /// The gateway in front of the app's API: the app's credential in the one configured header.

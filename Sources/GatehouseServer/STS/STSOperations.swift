@@ -132,7 +132,11 @@ public struct STSOperations: Sendable {
     // MARK: Credentials
 
     public func credentials(appKey: String, roleID: String, accountID: String?, header: (String) -> String?) async throws -> TemporaryCredentials {
-        try await credentials(for: try await caller(appKey: appKey, roleID: roleID, accountID: accountID, header: header), neededUntil: nil)
+        let caller = try await caller(appKey: appKey, roleID: roleID, accountID: accountID, header: header)
+        let credentials = try await credentials(for: caller, neededUntil: nil)
+        let role = caller.role.role
+        store.countActivity([ActivityKey(appID: role.appID, at: clock.now(), metric: .stsVended, label: role.provider.rawValue)])
+        return credentials
     }
 
     /// Cached credentials when they outlive `neededUntil` by the refresh margin, else fresh ones.

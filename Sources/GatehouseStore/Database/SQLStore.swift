@@ -13,6 +13,8 @@ public final class SQLStore: Sendable {
     let nonceWrites: GroupCommit<NonceUse, Bool>
     let consumptions: GroupCommit<PendingConsumption, RecordedRiskDecision>
     let refusedDecisions: WriteBehind<RiskDecisionRecord>
+    /// The console's counters, between flushes.
+    let activity = ActivityTally()
     let cachedApps = ReadThroughCache<AppKey, (app: App, secrets: [SealedSecret])>(lifetime: SQLStore.cacheLifetime)
     let cachedAttesters = ReadThroughCache<AppID, [StoredAttester]>(lifetime: SQLStore.cacheLifetime)
     let cachedRiskPolicies = ReadThroughCache<AppID, RiskPolicy>(lifetime: SQLStore.cacheLifetime)

@@ -100,23 +100,29 @@ public struct StoreService: Service {
         }
     }
 
-    /// Runs the pool until graceful shutdown or cancellation, then writes the decisions still queued
-    /// behind their answers and closes the database. (Services shut down in reverse order, so the
-    /// HTTP server has stopped answering by then.)
+    /// Runs the pool until graceful shutdown or cancellation, adding the console's counters to the
+    /// database every few seconds; then writes the decisions and counts still held in memory and
+    /// closes the database. (Services shut down in reverse order, so the HTTP server has stopped
+    /// answering by then.)
     public func run() async throws {
-        if let hosts {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                Self.runPools(of: hosts, in: &group)
-                try? await gracefulShutdown()
-                await store.catchUpWritesBehind()
-                group.cancelAll()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let hosts { Self.runPools(of: hosts, in: &group) }
+            group.addTask { [store] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.activityFlushInterval)
+                    try? await store.flushActivity()
+                }
             }
-        } else {
             try? await gracefulShutdown()
             await store.catchUpWritesBehind()
-            await sqlite?.close()
+            try? await store.flushActivity()
+            group.cancelAll()
         }
+        await sqlite?.close()
     }
+
+    /// How often the console's counters reach the database: what a crash can lose of them.
+    public static let activityFlushInterval = Duration.seconds(5)
 
     /// Opens the store, runs `body` with it, and closes it: for commands and tests. An operator's
     /// command may hold one transaction long (re-sealing every secret), so its bound is ten minutes.

@@ -38,6 +38,10 @@ public struct DecisionFilter: Sendable {
     public var decision: RiskDecision?
     public var from: Date?
     public var to: Date?
+    /// Decisions that carry this tag among their hits.
+    public var tag: RiskTag?
+    /// The client address as the risk query recorded it (`IPAddress`'s text).
+    public var clientAddress: String?
 
     public init(
         appID: AppID? = nil,
@@ -70,7 +74,7 @@ public struct DecisionCursor: Sendable, Equatable {
 }
 
 /// Devices, nonces, ztokens, risk decisions, rules and lists.
-public protocol DeviceRiskStore: Sendable {
+public protocol DeviceRiskStore: ActivityStore {
     /// Inserts or refreshes a device; keeps its first-seen time. Returns the stored device.
     func upsertDevice(_ device: Device) async throws(StoreError) -> Device
     func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?

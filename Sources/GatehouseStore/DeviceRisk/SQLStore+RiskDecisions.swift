@@ -161,6 +161,7 @@ extension SQLStore {
               AND ($7 = 0 OR account_id = $8) AND ($9 = 0 OR decision = $10)
               AND decided_at >= $11 AND decided_at < $12
               AND (decided_at < $13 OR (decided_at = $13 AND decision_id < $14))
+              AND ($16 = 0 OR tags LIKE $17 ESCAPE '!') AND ($18 = 0 OR client_address = $19)
             ORDER BY decided_at DESC, decision_id DESC
             LIMIT $15
             """,
@@ -173,10 +174,20 @@ extension SQLStore {
                 .date(filter.from ?? farPast), .date(filter.to ?? farFuture),
                 .date(cursor?.decidedAt ?? farFuture), .uuid(cursor?.id ?? anyUUID),
                 .int(Int64(limit)),
+                flag(filter.tag != nil), .text(filter.tag.map(Self.tagPattern) ?? ""),
+                flag(filter.clientAddress != nil), .text(filter.clientAddress ?? ""),
             ]
         ).map { row throws(StoreError) in
             guard let appKey = try? AppKey(validating: try row.text("app_key")) else { throw .corruptRow("app key of a decision") }
             return ListedDecision(record: try Self.decisionRecord(row), appKey: appKey)
         }
+    }
+
+    /// The tags column holds the hits as JSON; a tag's name in quotes appears only as a hit's `tag`
+    /// (reasons are sentences). `_` and `!` are escaped so that they match only themselves.
+    static func tagPattern(_ tag: RiskTag) -> String {
+        let escaped = tag.rawValue.replacingOccurrences(of: "!", with: "!!").replacingOccurrences(of: "_", with: "!_")
+            .replacingOccurrences(of: "%", with: "!%")
+        return "%\"\(escaped)\"%"
     }
 }

@@ -1,0 +1,153 @@
+// Console: the operators' web pages at /console, signed in with an admin token.
+// Serves the operators of every seed's server half, as the admin API does; no SDK calls it.
+
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/console` and `/console/apps/...`: apps, their secrets and events, through the same operations
+/// (and so the same Core rules and codes) as the admin API.
+struct ConsoleAppsController {
+    typealias Context = GatehouseRequestContext
+    let pages: ConsolePages
+    let apps: AppOperations
+    let clock: any GatehouseClock
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/console", for: .console, use: appList)
+        routes.on(.post, "/console/apps", for: .consoleChanges, use: createApp)
+        routes.on(.get, "/console/apps/:appKey", for: .console, use: app)
+        routes.on(.post, "/console/apps/:appKey/disable", for: .consoleChanges, use: disableApp)
+        routes.on(.post, "/console/apps/:appKey/enable", for: .consoleChanges, use: enableApp)
+        routes.on(.post, "/console/apps/:appKey/secrets/:kind/rotate", for: .consoleChanges, use: rotateSecret)
+        routes.on(.post, "/console/apps/:appKey/events", for: .consoleChanges, use: registerEvent)
+    }
+
+    @Sendable func appList(_ request: Request, context: Context) async throws -> Response {
+        let page = try await apps.list(after: request.uri.queryParameters.get("after"), limit: 100)
+        let rows: [[String: Any]] = page.apps.map { app in
+            [
+                "appKey": app.appKey.rawValue, "name": app.name, "platforms": app.platforms.map(\.rawValue).joined(separator: ", "),
+                "status": app.status.rawValue, "active": app.status == .active, "createdAt": ConsoleText.time(app.createdAt),
+            ]
+        }
+        return pages.page(
+            "apps",
+            ["title": "Apps", "apps": rows, "next": page.nextAfter?.rawValue ?? "", "platforms": Platform.allCases.map(\.rawValue)],
+            caller: context.console
+        )
+    }
+
+    @Sendable func createApp(_ request: Request, context: Context) async throws -> Response {
+        let form = context.consoleForm
+        let platforms = Platform.allCases.map(\.rawValue).filter { form["platform_\($0)"] != nil }
+        let created = try await apps.create(name: form["name"] ?? "", platforms: platforms, origin: try context.origin())
+        return pages.page(
+            "secrets",
+            [
+                "title": "App \(created.app.appKey.rawValue) created", "appKey": created.app.appKey.rawValue,
+                "secrets": [
+                    ["label": "appKey", "value": created.app.appKey.rawValue, "id": "app-key"],
+                    ["label": "secretKey (the SDK's, in the app)", "value": created.secretKey, "id": "secret-key"],
+                    ["label": "server secret (the app's backend)", "value": created.serverSecret, "id": "server-secret"],
+                ],
+            ],
+            caller: context.console,
+            status: .created
+        )
+    }
+
+    @Sendable func app(_ request: Request, context: Context) async throws -> Response {
+        let view = try await apps.view(try Query.appKey(context))
+        let now = clock.now()
+        let secrets: [[String: Any]] = view.secrets.map { secret in
+            [
+                "kind": secret.kind.rawValue, "version": secret.version, "createdAt": ConsoleText.time(secret.createdAt),
+                "state": secret.retiresAt.map { $0 > now ? "retires \(ConsoleText.time($0))" : "retired" } ?? "current",
+            ]
+        }
+        let events: [[String: Any]] = view.events.map { ["eventId": $0.eventID.rawValue, "name": $0.name] }
+        let app = view.app
+        return pages.page(
+            "app",
+            [
+                "title": app.name, "appKey": app.appKey.rawValue, "name": app.name, "status": app.status.rawValue,
+                "active": app.status == .active, "platforms": app.platforms.map(\.rawValue).joined(separator: ", "),
+                "ztokenTTL": app.settings.ztokenTTLSeconds, "retentionDays": app.settings.retentionDays,
+                "secrets": secrets, "events": events, "kinds": SecretKind.allCases.map(\.rawValue),
+            ],
+            caller: context.console
+        )
+    }
+
+    @Sendable func disableApp(_ request: Request, context: Context) async throws -> Response {
+        try await setStatus(.disabled, context)
+    }
+
+    @Sendable func enableApp(_ request: Request, context: Context) async throws -> Response {
+        try await setStatus(.active, context)
+    }
+
+    private func setStatus(_ status: AppStatus, _ context: Context) async throws -> Response {
+        let app = try await apps.setStatus(try Query.appKey(context), to: status, origin: try context.origin())
+        return ConsolePages.seeOther("/console/apps/\(app.appKey.rawValue)")
+    }
+
+    @Sendable func rotateSecret(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let rotated = try await apps.rotate(
+            appKey,
+            kind: context.parameters.get("kind") ?? "",
+            overlapSeconds: try ConsoleForm.int(context.consoleForm, "overlapSeconds"),
+            origin: try context.origin()
+        )
+        let kind = rotated.secret.stored.kind.rawValue
+        let retires = rotated.previousRetiresAt.map { "The previous version verifies until \(ConsoleText.time($0))." } ?? ""
+        return pages.page(
+            "secrets",
+            [
+                "title": "New \(kind) secret for \(appKey)", "appKey": appKey, "notice": retires,
+                "secrets": [
+                    ["label": "\(kind) secret, version \(rotated.secret.stored.version)", "value": rotated.secret.plaintext, "id": "rotated-secret"]
+                ],
+            ],
+            caller: context.console
+        )
+    }
+
+    @Sendable func registerEvent(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        guard let eventID = try ConsoleForm.int(context.consoleForm, "eventId") else {
+            throw DomainError(.invalidEventID, "An event id is an integer from 3300 to 3400.", field: "eventId")
+        }
+        _ = try await apps.registerEvent(appKey, eventID: eventID, name: context.consoleForm["name"] ?? "", origin: try context.origin())
+        return ConsolePages.seeOther("/console/apps/\(appKey)")
+    }
+}
+
+/// How the console writes values for people.
+enum ConsoleText {
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle())
+    }
+
+    /// An audit entry's change as `field: before → after`, one field per line, fields in name order.
+    static func change(before: AuditSnapshot?, after: AuditSnapshot?) -> String {
+        let names = Set((before ?? [:]).keys).union((after ?? [:]).keys).sorted()
+        return names.compactMap { name in
+            let old = before?[name].map(Self.value)
+            let new = after?[name].map(Self.value)
+            guard old != new else { return nil }
+            return "\(name): \(old ?? "none") → \(new ?? "none")"
+        }.joined(separator: "\n")
+    }
+
+    static func value(_ value: AuditValue) -> String {
+        switch value {
+        case .string(let text): text
+        case .int(let number): String(number)
+        case .strings(let texts): texts.joined(separator: ", ")
+        case .null: "null"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/console/apps/:appKey/attesters...`: every kind of attester, created and changed through the same
+/// `AttesterChange` (and so the same Core checks) as the admin API and the CLI.
+struct ConsoleAttestersController {
+    typealias Context = GatehouseRequestContext
+    let pages: ConsolePages
+    let attesters: AttesterOperations
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/console/apps/:appKey/attesters", for: .console, use: list)
+        routes.on(.post, "/console/apps/:appKey/attesters", for: .consoleChanges, use: create)
+        routes.on(.get, "/console/apps/:appKey/attesters/:attestId", for: .console, use: attester)
+        routes.on(.post, "/console/apps/:appKey/attesters/:attestId", for: .consoleChanges, use: update)
+    }
+
+    @Sendable func list(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let rows: [[String: Any]] = try await attesters.attesters(appKey).map { attester in
+            [
+                "attestId": attester.attestID.rawValue, "kind": attester.kind.rawValue, "status": attester.status.rawValue,
+                "tokenLifetime": attester.tokenLifetimeSeconds, "hardware": attester.requiresHardware,
+            ]
+        }
+        return pages.page(
+            "attesters",
+            ["title": "Attesters of \(appKey)", "appKey": appKey, "attesters": rows, "kinds": AttesterKind.allCases.map(\.rawValue)],
+            caller: context.console
+        )
+    }
+
+    @Sendable func create(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let form = context.consoleForm
+        var change = try Self.change(form)
+        change.kind = ConsoleForm.optional(form, "kind")
+        try Self.applyHardware(form, to: &change)
+        let result = try await attesters.createAttester(appKey, attestID: form["attestId"] ?? "", change: change, origin: try context.origin())
+        return try await shown(result, appKey: appKey, context: context, status: .created)
+    }
+
+    @Sendable func attester(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let attester = try await attesters.attester(appKey, attestID: context.parameters.get("attestId") ?? "")
+        return page(attester, appKey: appKey, secret: nil, context: context, status: .ok)
+    }
+
+    @Sendable func update(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        var change = try Self.change(context.consoleForm)
+        change.status = ConsoleForm.optional(context.consoleForm, "status")
+        let result = try await attesters.updateAttester(
+            appKey,
+            attestID: context.parameters.get("attestId") ?? "",
+            change: change,
+            origin: try context.origin()
+        )
+        return try await shown(result, appKey: appKey, context: context, status: .ok)
+    }
+
+    private func shown(
+        _ result: AttesterOperations.AttesterResult,
+        appKey: String,
+        context: Context,
+        status: HTTPResponse.Status
+    ) async throws -> Response {
+        guard result.sharedSecret != nil else {
+            return ConsolePages.seeOther("/console/apps/\(appKey)/attesters/\(result.attester.attestID.rawValue)")
+        }
+        return page(result.attester, appKey: appKey, secret: result.sharedSecret, context: context, status: status)
+    }
+
+    private func page(_ attester: Attester, appKey: String, secret: String?, context: Context, status: HTTPResponse.Status) -> Response {
+        let settings: [[String: Any]] = attester.snapshot.keys.sorted().map { ["name": $0, "value": ConsoleText.value(attester.snapshot[$0]!)] }
+        return pages.page(
+            "attester",
+            [
+                "title": "Attester \(attester.attestID.rawValue)", "appKey": appKey, "attestId": attester.attestID.rawValue,
+                "active": attester.status == .active, "settings": settings, "secret": secret ?? "",
+                "tokenLifetime": attester.tokenLifetimeSeconds, "challengeLifetime": attester.challengeLifetimeSeconds,
+                "maxUses": attester.maxUses.map(String.init) ?? "",
+            ],
+            caller: context.console,
+            status: status
+        )
+    }
+
+    /// The settings every kind has; a blank field leaves the setting as it is (or at its default).
+    static func change(_ form: [String: String]) throws -> AttesterChange {
+        var change = AttesterChange()
+        change.tokenLifetimeSeconds = try ConsoleForm.int(form, "tokenLifetimeSeconds")
+        change.challengeLifetimeSeconds = try ConsoleForm.int(form, "challengeLifetimeSeconds")
+        change.maxUses = try ConsoleForm.int(form, "maxUses")
+        change.powFormat = ConsoleForm.optional(form, "powFormat")
+        change.cost = try ConsoleForm.int(form, "powCost")
+        return change
+    }
+
+    /// The hardware kinds' settings, from space-separated lists as the CLI takes them.
+    static func applyHardware(_ form: [String: String], to change: inout AttesterChange) throws {
+        func list(_ name: String) -> [String] { (form[name] ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init) }
+        switch change.kind {
+        case AttesterKind.appAttest.rawValue:
+            change.appAttest = try AppAttestPolicy.validated(
+                teamID: form["teamId"] ?? "",
+                bundleIDs: list("bundleIds"),
+                environment: ConsoleForm.optional(form, "environment") ?? "production"
+            )
+        case AttesterKind.androidKeyAttestation.rawValue:
+            change.androidKeyAttestation = try AndroidKeyAttestationPolicy.validated(
+                packageNames: list("packageNames"),
+                signingCertificateDigests: list("signingDigests"),
+                securityLevel: ConsoleForm.optional(form, "securityLevel") ?? "TEE",
+                allowSoftware: form["allowSoftware"] != nil,
+                requireVerifiedBoot: form["allowUnverifiedBoot"] == nil,
+                requireDeviceLocked: form["allowUnlockedBootloader"] == nil,
+                minimumOSPatchLevel: try ConsoleForm.int(form, "minimumPatchLevel")
+            )
+        default: break
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/console/apps/:appKey/risk...`: the app's and each event's risk rules with the rules in effect per
+/// event, and the allow, deny and challenge lists, through `RiskAdminOperations` as the API.
+struct ConsoleRiskController {
+    typealias Context = GatehouseRequestContext
+    let pages: ConsolePages
+    let risk: RiskAdminOperations
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/console/apps/:appKey/risk", for: .console, use: rules)
+        routes.on(.post, "/console/apps/:appKey/risk/rules", for: .consoleChanges, use: setRules)
+        routes.on(.post, "/console/apps/:appKey/risk/lists", for: .consoleChanges, use: addListEntry)
+        routes.on(.post, "/console/apps/:appKey/risk/lists/:entryId/remove", for: .consoleChanges, use: removeListEntry)
+    }
+
+    static let limitNames = [
+        "reviewAt", "rejectAt", "maxDeviceEventsPerMinute", "maxDeviceAccountsPerDay", "maxAccountDevicesPerDay", "maxIPDevicesPerHour",
+    ]
+
+    @Sendable func rules(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let view = try await risk.rules(appKey)
+        var scopes: [[String: Any]] = [Self.row(scope: "app", label: "App (every event)", own: view.appRules, effective: view.appEffective)]
+        for event in view.events {
+            scopes.append(
+                Self.row(
+                    scope: "\(event.event.eventID.rawValue)",
+                    label: "\(event.event.eventID.rawValue) \(event.event.name)",
+                    own: event.rules,
+                    effective: event.effective
+                )
+            )
+        }
+        let entries: [[String: Any]] = try await risk.listEntries(appKey).map { entry in
+            [
+                "id": entry.id.uuidString.lowercased(), "list": entry.kind.rawValue, "type": entry.subject.rawValue, "value": entry.value,
+                "note": entry.note ?? "", "createdAt": ConsoleText.time(entry.createdAt),
+            ]
+        }
+        return pages.page(
+            "risk",
+            [
+                "title": "Risk rules of \(appKey)", "appKey": appKey, "scopes": scopes, "entries": entries,
+                "lists": RiskListEntry.Kind.allCases.map(\.rawValue), "types": RiskListEntry.Subject.allCases.map(\.rawValue),
+                "limits": Self.limitNames,
+            ],
+            caller: context.console
+        )
+    }
+
+    /// One scope's row: the rules in effect, and the scope's own settings to prefill its form.
+    static func row(scope: String, label: String, own: RiskRules?, effective: EffectiveRiskRules) -> [String: Any] {
+        let values = [
+            effective.reviewAt, effective.rejectAt, effective.maxDeviceEventsPerMinute, effective.maxDeviceAccountsPerDay,
+            effective.maxAccountDevicesPerDay, effective.maxIPDevicesPerHour,
+        ]
+        let owned = [
+            own?.reviewAt, own?.rejectAt, own?.maxDeviceEventsPerMinute, own?.maxDeviceAccountsPerDay, own?.maxAccountDevicesPerDay,
+            own?.maxIPDevicesPerHour,
+        ]
+        return [
+            "scope": scope, "label": label, "effective": values,
+            "fields": zip(limitNames, owned).map { ["name": $0.0, "value": $0.1.map(String.init) ?? ""] },
+            "weights": (own?.weights ?? [:]).keys.sorted().map { "\($0)=\(own!.weights![$0]!)" }.joined(separator: " "),
+            "effectiveWeights": effective.weights.keys.sorted().map { "\($0.rawValue)=\(effective.weights[$0]!)" }.joined(separator: " "),
+        ]
+    }
+
+    @Sendable func setRules(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let form = context.consoleForm
+        let scope = form["scope"] ?? "app"
+        let eventID: Int? = scope == "app" ? nil : try ConsoleForm.int(form, "scope")
+        let limits = try Self.limitNames.map { try ConsoleForm.int(form, $0) }
+        let rules = RiskRules(
+            reviewAt: limits[0],
+            rejectAt: limits[1],
+            maxDeviceEventsPerMinute: limits[2],
+            maxDeviceAccountsPerDay: limits[3],
+            maxAccountDevicesPerDay: limits[4],
+            maxIPDevicesPerHour: limits[5],
+            weights: try Self.weights(form["weights"] ?? "")
+        )
+        _ = try await risk.setRules(appKey, eventID: eventID, rules: rules, origin: try context.origin())
+        return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
+    }
+
+    /// `tag=weight` pairs separated by spaces or new lines; the tags and values are checked by
+    /// `RiskRules.validated`, as the API's.
+    static func weights(_ text: String) throws -> [String: Int]? {
+        var weights: [String: Int] = [:]
+        for pair in text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "," }) {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let weight = Int(parts[1]) else {
+                throw DomainError(.invalidRiskRules, "Weights are tag=number pairs, such as device.emulator=30.", field: "weights")
+            }
+            weights[String(parts[0])] = weight
+        }
+        return weights.isEmpty ? nil : weights
+    }
+
+    @Sendable func addListEntry(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let form = context.consoleForm
+        _ = try await risk.addListEntry(
+            appKey,
+            list: form["list"] ?? "",
+            type: form["type"] ?? "",
+            value: form["value"] ?? "",
+            note: ConsoleForm.optional(form, "note"),
+            origin: try context.origin()
+        )
+        return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
+    }
+
+    @Sendable func removeListEntry(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        try await risk.removeListEntry(appKey, entryID: context.parameters.get("entryId") ?? "", origin: try context.origin())
+        return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import HTTPTypes
+import Hummingbird
+
+/// `/console/sign-in`, `/console/sign-out` and the console's style and script: the routes a browser
+/// reaches before it has a session, each checking what it needs itself.
+struct ConsoleSignInController {
+    typealias Context = GatehouseRequestContext
+    let pages: ConsolePages
+    let tokens: any AdminTokenStore
+    let sessions: any ConsoleSessionStore
+    let clock: any GatehouseClock
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/console/sign-in", for: .open, use: signInPage)
+        routes.on(.post, "/console/sign-in", for: .open, use: signIn)
+        routes.on(.post, "/console/sign-out", for: .open, use: signOut)
+        routes.on(.get, "/console/assets/console.css", for: .open, use: stylesheet)
+        routes.on(.get, "/console/assets/console.js", for: .open, use: script)
+    }
+
+    @Sendable func signInPage(_ request: Request, context: Context) async throws -> Response {
+        let ended = request.uri.queryParameters.get("ended") != nil
+        return pages.page("sign-in", ["notice": ended ? "Your session ended. Sign in again." : ""], caller: nil)
+    }
+
+    @Sendable func signIn(_ request: Request, context: Context) async throws -> Response {
+        // A sign-in posted from another site would sign the operator's browser in as the attacker.
+        guard ConsoleForm.fromThisSite(request) else { return refused(.forbidden, "Sign in from this site's own page.") }
+        let fields = try await ConsoleForm.read(request, context: context)
+        let presented = AdminToken.presented(fields["token"]?.trimmingCharacters(in: .whitespaces) ?? "")
+        guard case .success(let plaintext) = presented else {
+            return refused(.unauthorized, "That is not an admin token: gat_ followed by 43 letters and digits.")
+        }
+        let record = try await tokens.adminToken(withHash: AdminToken.hash(of: plaintext))
+        guard case .success(let token) = AdminToken.admit(record, at: clock.now()) else {
+            return refused(.unauthorized, "No live admin token matches the one entered.")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let now = clock.now()
+        let opened = ConsoleSession.open(for: token, at: now, using: &generator)
+        try await sessions.openConsoleSession(opened.session, idleBefore: ConsoleSession.idleCutoff(at: now))
+        context.logger.info("console sign-in", metadata: ["token": .string(token.name)])
+        return ConsolePages.seeOther("/console", headers: [.setCookie: ConsoleCookie.set(opened.cookie, context)])
+    }
+
+    @Sendable func signOut(_ request: Request, context: Context) async throws -> Response {
+        guard let cookie = ConsoleSession.presented(inCookieHeader: request.headers[.cookie]) else {
+            return ConsolePages.seeOther("/console/sign-in")
+        }
+        let fields = try await ConsoleForm.read(request, context: context)
+        guard ConsoleForm.fromThisSite(request), ConsoleForgery.tokenMatches(fields[ConsoleForgery.fieldName], cookie: cookie) else {
+            let refusal = DomainError(.consoleFormRefused, "This form did not come from this session's console page.")
+            return pages.error(Problem(refusal), caller: nil)
+        }
+        try await sessions.closeConsoleSession(withHash: ConsoleSession.hash(of: cookie))
+        return ConsolePages.seeOther("/console/sign-in", headers: [.setCookie: ConsoleCookie.cleared(context)])
+    }
+
+    @Sendable func stylesheet(_ request: Request, context: Context) async throws -> Response {
+        asset(pages.stylesheet, contentType: "text/css; charset=utf-8")
+    }
+
+    @Sendable func script(_ request: Request, context: Context) async throws -> Response {
+        asset(pages.script, contentType: "text/javascript; charset=utf-8")
+    }
+
+    private func asset(_ text: String, contentType: String) -> Response {
+        var headers = ConsolePages.headers(contentType: contentType)
+        headers[.cacheControl] = "public, max-age=300"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private func refused(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        pages.page("sign-in", ["error": message], caller: nil, status: status)
+    }
+}

@@ -1,0 +1,115 @@
+// Console: the operators' web pages at /console, signed in with an admin token.
+// Serves the operators of every seed's server half, as the admin API does; no SDK calls it.
+
+import Foundation
+import GatehouseCore
+import Synchronization
+
+/// Counts of what the service saw, per app and minute, for the console's overview: kept in memory
+/// and added to `activity_minutes` every few seconds (`StoreService`), so that a flood costs one
+/// addition per request here and one upsert per counter per flush there, never a hot row per request.
+/// A crash loses the counts of the last flush interval; the decisions themselves are in their table.
+final class ActivityTally: Sendable {
+    private let pending = Mutex<[ActivityKey: Int]>([:])
+    /// Distinct counters held between flushes at most: a database that stays away cannot grow them
+    /// without end (a flood's tags and outcomes are few; its minutes pass).
+    static let capacity = 50_000
+
+    func add(_ keys: [ActivityKey]) {
+        pending.withLock { counts in
+            for key in keys where counts[key] != nil || counts.count < Self.capacity { counts[key, default: 0] += 1 }
+        }
+    }
+
+    func take() -> [ActivityKey: Int] {
+        pending.withLock { counts in
+            defer { counts = [:] }
+            return counts
+        }
+    }
+
+    /// Puts back what a failed flush took, to go with the next.
+    func restore(_ counts: [ActivityKey: Int]) {
+        pending.withLock { current in
+            for (key, count) in counts where current[key] != nil || current.count < Self.capacity { current[key, default: 0] += count }
+        }
+    }
+}
+
+/// The overview's numbers.
+public struct ActivitySummary: Sendable {
+    /// Decisions per minute by outcome, within the window.
+    public var decisionsByMinute: [(minute: Date, outcome: String, count: Int)] = []
+    /// Every metric's total per label over the window.
+    public var totals: [ActivityMetric: [String: Int]] = [:]
+    /// Addresses, accounts and devices with the most rejected decisions in the window (counted over
+    /// the newest `rejectedSample` of them at most, so that the page's work has a bound).
+    public var topRejected: [String: [(label: String, count: Int)]] = [:]
+}
+
+/// The console's counters: added in memory as things happen, read back per app for the overview.
+public protocol ActivityStore: Sendable {
+    func countActivity(_ keys: [ActivityKey])
+    func flushActivity() async throws(StoreError)
+    func activitySummary(appID: AppID, since start: Date) async throws(StoreError) -> ActivitySummary
+}
+
+extension SQLStore: ActivityStore {
+    /// Rejected decisions read at most for the rankings.
+    public static let rejectedSample = 20_000
+
+    public func countActivity(_ keys: [ActivityKey]) {
+        activity.add(keys)
+    }
+
+    /// Adds the counts gathered since the last flush to the table, in one transaction.
+    public func flushActivity() async throws(StoreError) {
+        let counts = activity.take()
+        guard !counts.isEmpty else { return }
+        do {
+            try await database.transaction { transaction in
+                for (key, count) in counts {
+                    try await transaction.query(
+                        """
+                        INSERT INTO activity_minutes (app_id, metric, minute, label, count) VALUES ($1, $2, $3, $4, $5)
+                        ON CONFLICT (app_id, metric, minute, label) DO UPDATE SET count = activity_minutes.count + excluded.count
+                        """,
+                        [.uuid(key.appID.rawValue), .text(key.metric.rawValue), .date(key.minute), .text(key.label), .int(Int64(count))]
+                    )
+                }
+            }
+        } catch {
+            activity.restore(counts)
+            if let error = error as? StoreError { throw error }
+            throw .unavailable(String(describing: type(of: error)))
+        }
+    }
+
+    public func activitySummary(appID: AppID, since start: Date) async throws(StoreError) -> ActivitySummary {
+        var summary = ActivitySummary()
+        summary.decisionsByMinute = try await database.query(
+            "SELECT minute, label, count FROM activity_minutes WHERE app_id = $1 AND metric = 'decision' AND minute >= $2",
+            [.uuid(appID.rawValue), .date(start)]
+        ).map { row throws(StoreError) in (try row.date("minute"), try row.text("label"), Int(try row.int("count"))) }
+        let totals = try await database.query(
+            "SELECT metric, label, CAST(sum(count) AS bigint) AS total FROM activity_minutes WHERE app_id = $1 AND minute >= $2 GROUP BY metric, label",
+            [.uuid(appID.rawValue), .date(start)]
+        )
+        for row in totals {
+            guard let metric = ActivityMetric(rawValue: try row.text("metric")) else { continue }
+            summary.totals[metric, default: [:]][try row.text("label")] = Int(try row.int("total"))
+        }
+        for column in ["client_address", "account_id", "device_id"] {
+            summary.topRejected[column] = try await database.query(
+                """
+                SELECT value, count(*) AS hits FROM (
+                    SELECT \(column) AS value FROM risk_decisions
+                    WHERE app_id = $1 AND decision = 'reject' AND decided_at >= $2 ORDER BY decided_at DESC LIMIT $3
+                ) AS newest WHERE value IS NOT NULL GROUP BY value ORDER BY hits DESC, value LIMIT 10
+                """,
+                [.uuid(appID.rawValue), .date(start), .int(Int64(Self.rejectedSample))]
+            ).map { row throws(StoreError) in (try row.text("value"), Int(try row.int("hits"))) }
+        }
+        return summary
+    }
+}
