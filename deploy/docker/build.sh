@@ -25,5 +25,8 @@ swift build "${flags[@]}"
 bin=$(swift build "${flags[@]}" --show-bin-path)
 mkdir -p "$out"
 cp "$bin/gatehouse" "$out/"
-rm -rf "$out/gatehouse_GatehouseStore.resources"
-cp -R "$bin/gatehouse_GatehouseStore.resources" "$out/"
+# The migrations (GatehouseStore) and the console's templates, style and script (GatehouseServer).
+for bundle in gatehouse_GatehouseStore.resources gatehouse_GatehouseServer.resources; do
+    rm -rf "${out:?}/$bundle"
+    cp -R "$bin/$bundle" "$out/"
+done

@@ -178,6 +178,15 @@ def decisions(console, gh, app, shots):
         check(status == 200, f"a risk query with the server secret copied from the console ({status})")
         answers.append(decision)
     check(answers[1]["decision"] == "reject", "the replayed ztoken is rejected")
+    # A few more devices, accounts and addresses, each token used twice, so the overview has something to rank.
+    for number in range(4):
+        status, other = gh.sdk(app, "POST", "/v1/sdk/device/start", {"deviceId": f"console-browser-{number}", "collectType": 7})
+        token = mint(unb64url(other["ztokenKey"]), unb64url(other["ztokenContext"]), 3301, f"shopper-{number + 2}",
+                     other["ztokenTtlSeconds"], int(time.time()), os.urandom(12))
+        for _ in range(number + 1):
+            status, _, _ = call("POST", gh.url + "/v1/risk/query", {"ztoken": token, "eventId": 3301, "accountId": f"shopper-{number + 2}",
+                                                                    "clientIp": f"198.51.100.{number + 1}"}, gh.backend(app))
+            check(status == 200, f"risk query {number} ({status})")
 
     console.open("/console/decisions")
     console.fill("#decision-filters", {"appKey": app_key, "deviceId": device})
@@ -196,11 +205,13 @@ def decisions(console, gh, app, shots):
 
     console.open(f"/console/apps/{app_key}/overview?window=1h")
     bars = console.driver.find_elements(By.CSS_SELECTOR, "#decisions-chart rect")
-    check(len(bars) >= 1 and console.text("#total-reject") == "1", f"the overview charts the decisions ({len(bars)} bars, 1 rejected)")
+    check(len(bars) >= 1 and console.text("#total-reject") == "7", f"the overview charts the decisions ({len(bars)} bars, 7 rejected)")
     check("203.0.113.7" in console.driver.page_source and "token.replayed" in console.text("#top-tags"),
           "the overview ranks the rejected address and the tag")
     if shots:
+        console.driver.set_window_size(1400, 1650)
         console.driver.save_screenshot(os.path.join(shots, "console-overview.png"))
+        console.driver.set_window_size(1400, 1100)
 
 
 def cross_site(console, gh):

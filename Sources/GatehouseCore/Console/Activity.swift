@@ -91,9 +91,4 @@ public enum OverviewWindow: String, Sendable, CaseIterable {
     }
 
     public var bucketCount: Int { Int(seconds / bucketSeconds) }
-
-    public func bucket(of minute: Date, at now: Date) -> Int? {
-        let index = Int(((minute.timeIntervalSince1970 - start(at: now).timeIntervalSince1970) / bucketSeconds).rounded(.down))
-        return (0..<bucketCount).contains(index) ? index : nil
-    }
 }

@@ -15,7 +15,7 @@ struct ConsoleOverviewController {
 
     static let chartWidth = 960.0
     static let chartHeight = 220.0
-    static let rankWidth = 280.0
+    static let rankWidth = 150.0
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/console/apps/:appKey/overview", for: .console, use: overview)
@@ -29,23 +29,22 @@ struct ConsoleOverviewController {
         try? await activity.flushActivity()
         let now = clock.now()
         let start = window.start(at: now)
-        let summary = try await activity.activitySummary(appID: app.id, since: start)
+        let summary = try await activity.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds)
         var values: [String: Any] = [
             "title": "Overview of \(app.name)", "appKey": app.appKey.rawValue,
             "windows": OverviewWindow.allCases.map { ["value": $0.rawValue, "current": $0 == window] },
             "from": ConsoleText.time(start), "to": ConsoleText.time(now),
         ]
-        values.merge(Self.decisionChart(summary, window: window, start: start, now: now)) { $1 }
+        values.merge(Self.decisionChart(summary, window: window, start: start)) { $1 }
         values.merge(Self.rankings(summary, appKey: app.appKey.rawValue)) { $1 }
         values.merge(Self.flows(summary)) { $1 }
         return pages.page("overview", values, caller: context.console)
     }
 
-    static func decisionChart(_ summary: ActivitySummary, window: OverviewWindow, start: Date, now: Date) -> [String: Any] {
+    static func decisionChart(_ summary: ActivitySummary, window: OverviewWindow, start: Date) -> [String: Any] {
         var buckets = [[String: Int]](repeating: [:], count: window.bucketCount)
-        for entry in summary.decisionsByMinute {
-            guard let index = window.bucket(of: entry.minute, at: now) else { continue }
-            buckets[index][entry.outcome, default: 0] += entry.count
+        for entry in summary.decisionsByBucket where buckets.indices.contains(entry.bucket) {
+            buckets[entry.bucket][entry.outcome, default: 0] += entry.count
         }
         let chart = ConsoleChart.stacked(
             buckets,

@@ -38,8 +38,8 @@ final class ActivityTally: Sendable {
 
 /// The overview's numbers.
 public struct ActivitySummary: Sendable {
-    /// Decisions per minute by outcome, within the window.
-    public var decisionsByMinute: [(minute: Date, outcome: String, count: Int)] = []
+    /// Decisions by outcome in each of the window's buckets (0 the oldest).
+    public var decisionsByBucket: [(bucket: Int, outcome: String, count: Int)] = []
     /// Every metric's total per label over the window.
     public var totals: [ActivityMetric: [String: Int]] = [:]
     /// Addresses, accounts and devices with the most rejected decisions in the window (counted over
@@ -51,7 +51,8 @@ public struct ActivitySummary: Sendable {
 public protocol ActivityStore: Sendable {
     func countActivity(_ keys: [ActivityKey])
     func flushActivity() async throws(StoreError)
-    func activitySummary(appID: AppID, since start: Date) async throws(StoreError) -> ActivitySummary
+    /// The window from `start`, its decisions summed per bucket of `bucketSeconds` in the database.
+    func activitySummary(appID: AppID, since start: Date, bucketSeconds: TimeInterval) async throws(StoreError) -> ActivitySummary
 }
 
 extension SQLStore: ActivityStore {
@@ -74,7 +75,10 @@ extension SQLStore: ActivityStore {
                         INSERT INTO activity_minutes (app_id, metric, minute, label, count) VALUES ($1, $2, $3, $4, $5)
                         ON CONFLICT (app_id, metric, minute, label) DO UPDATE SET count = activity_minutes.count + excluded.count
                         """,
-                        [.uuid(key.appID.rawValue), .text(key.metric.rawValue), .date(key.minute), .text(key.label), .int(Int64(count))]
+                        [
+                            .uuid(key.appID.rawValue), .text(key.metric.rawValue), .int(Self.epochMinute(key.minute)), .text(key.label),
+                            .int(Int64(count)),
+                        ]
                     )
                 }
             }
@@ -85,15 +89,19 @@ extension SQLStore: ActivityStore {
         }
     }
 
-    public func activitySummary(appID: AppID, since start: Date) async throws(StoreError) -> ActivitySummary {
+    public func activitySummary(appID: AppID, since start: Date, bucketSeconds: TimeInterval) async throws(StoreError) -> ActivitySummary {
         var summary = ActivitySummary()
-        summary.decisionsByMinute = try await database.query(
-            "SELECT minute, label, count FROM activity_minutes WHERE app_id = $1 AND metric = 'decision' AND minute >= $2",
-            [.uuid(appID.rawValue), .date(start)]
-        ).map { row throws(StoreError) in (try row.date("minute"), try row.text("label"), Int(try row.int("count"))) }
+        let first = Self.epochMinute(start)
+        summary.decisionsByBucket = try await database.query(
+            """
+            SELECT (minute - $2) / $3 AS bucket, label, CAST(sum(count) AS bigint) AS total FROM activity_minutes
+            WHERE app_id = $1 AND metric = 'decision' AND minute >= $2 GROUP BY (minute - $2) / $3, label
+            """,
+            [.uuid(appID.rawValue), .int(first), .int(Int64(bucketSeconds / 60))]
+        ).map { row throws(StoreError) in (Int(try row.int("bucket")), try row.text("label"), Int(try row.int("total"))) }
         let totals = try await database.query(
             "SELECT metric, label, CAST(sum(count) AS bigint) AS total FROM activity_minutes WHERE app_id = $1 AND minute >= $2 GROUP BY metric, label",
-            [.uuid(appID.rawValue), .date(start)]
+            [.uuid(appID.rawValue), .int(first)]
         )
         for row in totals {
             guard let metric = ActivityMetric(rawValue: try row.text("metric")) else { continue }
@@ -111,5 +119,14 @@ extension SQLStore: ActivityStore {
             ).map { row throws(StoreError) in (try row.text("value"), Int(try row.int("hits"))) }
         }
         return summary
+    }
+
+    /// The console's counters follow their app's decisions out (called by the purge, under its lock).
+    static func purgeActivity(of app: AppID, before cutoff: Date, in locked: any SQLDatabase) async throws(StoreError) {
+        try await locked.query("DELETE FROM activity_minutes WHERE app_id = $1 AND minute < $2", [.uuid(app.rawValue), .int(epochMinute(cutoff))])
+    }
+
+    static func epochMinute(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 / 60).rounded(.down))
     }
 }

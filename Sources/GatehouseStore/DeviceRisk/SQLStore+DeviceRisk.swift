@@ -166,8 +166,7 @@ extension SQLStore: DeviceRiskStore {
                     [.uuid(app.rawValue), .date(since), .int(Self.purgeBatch)],
                     in: locked
                 )
-                // The console's counters follow their app's decisions.
-                try await locked.query("DELETE FROM activity_minutes WHERE app_id = $1 AND minute < $2", [.uuid(app.rawValue), .date(since)])
+                try await Self.purgeActivity(of: app, before: since, in: locked)
             }
             // On PostgreSQL only the default range of an expiring table is deleted by rows: the others
             // are dropped whole above.

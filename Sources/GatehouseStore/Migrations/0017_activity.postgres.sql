@@ -6,10 +6,16 @@
 CREATE TABLE activity_minutes (
     app_id uuid NOT NULL,
     metric text NOT NULL,
-    minute timestamptz NOT NULL,
+    -- Minutes since 1970 (UTC): a window's buckets are then a division in any SQL.
+    minute bigint NOT NULL,
     label text NOT NULL,
     count bigint NOT NULL CHECK (count >= 0),
     PRIMARY KEY (app_id, metric, minute, label)
 );
 
 CREATE INDEX risk_decisions_rejected ON risk_decisions (app_id, decided_at) WHERE decision = 'reject';
+
+-- The decisions explorer's filters by account and by address read their newest rows by index, as the
+-- device filter does (risk_decisions_by_device), instead of walking the app's rows in time order.
+CREATE INDEX risk_decisions_by_account ON risk_decisions (app_id, account_id, decided_at);
+CREATE INDEX risk_decisions_by_address ON risk_decisions (app_id, client_address, decided_at);
