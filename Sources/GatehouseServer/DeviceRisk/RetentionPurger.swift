@@ -7,8 +7,9 @@ import ServiceLifecycle
 /// Deletes consumed ztoken ids and decisions past their app's retention, and expired nonces, every
 /// `interval`; with many instances, the store's purge lock lets one run at a time and the others skip
 /// that round. It also keeps the partitioned tables' time ranges ready on PostgreSQL (before the server
-/// starts, then every round) even where this instance does not purge: rows with no range to go to
-/// would pile up in the default one.
+/// starts, then at least every 10 minutes whatever the purge interval, and where this instance does
+/// not purge): the six-hour ranges are made two ahead, so a purge interval past 12 hours would
+/// otherwise let rows outrun them into the default range.
 struct RetentionPurger: Service {
     let store: any DeviceRiskStore & StoreMaintenance
     let clock: any GatehouseClock
@@ -16,7 +17,7 @@ struct RetentionPurger: Service {
     let purges: Bool
     let logger: Logger
 
-    /// How often an instance that does not purge keeps the ranges ready (seconds).
+    /// How often the ranges are kept ready at least (seconds).
     static let keeperInterval = 600
 
     init(_ configuration: GatehouseConfiguration, store: any DeviceRiskStore & StoreMaintenance, clock: any GatehouseClock, logger: Logger) {
@@ -28,15 +29,25 @@ struct RetentionPurger: Service {
         self.logger = logger
     }
 
+    /// Wakes every purge interval or keeper interval, whichever is shorter; purges when a purge
+    /// interval has passed (which keeps the ranges too), keeps the ranges otherwise.
     func run() async throws {
+        let wake = min(interval, .seconds(Self.keeperInterval))
         await cancelWhenGracefulShutdown {
+            var sincePurge = Duration.zero
             while !Task.isCancelled {
                 do {
-                    try await Task.sleep(for: interval)
+                    try await Task.sleep(for: wake)
                 } catch {
                     return
                 }
-                if purges { await purgeOnce() } else { await keepPartitions() }
+                sincePurge += wake
+                if purges && sincePurge >= interval {
+                    sincePurge = .zero
+                    await purgeOnce()
+                } else {
+                    await keepPartitions()
+                }
             }
         }
     }
