@@ -135,10 +135,11 @@ func audienceGuards(
     routes: RouteTable
 ) throws -> [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>] {
     let gateCredentialHeader = try GatewayCredential.header(named: configuration.gateCredentialHeader)
-    let problems = ProblemMiddleware(routes: routes)
+    let errors = ConsoleErrorPages(pages: pages, problems: ProblemMiddleware(routes: routes))
     return [
-        .console: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .read, pages: pages, problems: problems),
-        .consoleChanges: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .write, pages: pages, problems: problems),
+        .consoleEntry: errors,
+        .console: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .read, errors: errors),
+        .consoleChanges: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .write, errors: errors),
         .operators: AdminAuthMiddleware(tokens: store, clock: clock, access: .write),
         .operatorReads: AdminAuthMiddleware(tokens: store, clock: clock, access: .read),
         .backend: BackendAuthMiddleware(apps: apps, header: .authorization),

@@ -64,6 +64,11 @@ import Testing
                 let refused = try await server.send(.post, "/console/sign-in", headers: form, body: "token=\(token)")
                 #expect(refused.status == .unauthorized && refused.headers[.setCookie] == nil, "\(token)")
             }
+            // What goes wrong before any session is a page too, with the API's status and code.
+            let huge = try await server.send(.post, "/console/sign-in", headers: form, body: "token=" + String(repeating: "a", count: 70_000))
+            #expect(huge.status == .contentTooLarge && huge.headers[.contentType]?.hasPrefix("text/html") == true)
+            let json = try await server.send(.post, "/console/sign-in", headers: [.contentType: "application/json"], body: "{}")
+            #expect(json.status == .unsupportedMediaType && json.text.contains("unsupported_media_type"))
             var crossSite = form
             crossSite[.origin] = "https://evil.example"
             let forgedSignIn = try await server.send(.post, "/console/sign-in", headers: crossSite, body: "token=\(server.adminToken)")

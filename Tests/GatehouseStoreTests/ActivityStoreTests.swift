@@ -35,6 +35,11 @@ import Testing
             #expect(bars == ["59/pass": 3, "58/pass": 1, "29/reject": 3, "0/pass": 1], "\(bars)")
             #expect(summary.totals[.decision] == ["pass": 5, "reject": 3], "the one two hours ago is outside the window")
             #expect(summary.totals[.captchaPassed] == ["": 1])
+            // More counters than one statement carries (500): every one arrives.
+            store.countActivity((0..<1_203).map { ActivityKey(appID: app.id, at: now, metric: .tag, label: "tag-\($0)") })
+            try await store.flushActivity()
+            let tags = try await store.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds).totals[.tag]
+            #expect(tags?.count == 1_203 && tags?.values.allSatisfy { $0 == 1 } == true)
 
             // Purged with the decisions: the app keeps 30 days, whole UTC days.
             _ = try await store.purgeExpired(at: now.addingTimeInterval(29 * 86_400))

@@ -31,11 +31,10 @@ enum ConsoleForm {
         return value
     }
 
-    /// A whole number field, refused as the API refuses an unreadable integer parameter.
+    /// A whole number field, read as the API reads an integer parameter (`Query.int`).
     static func int(_ fields: [String: String], _ name: String) throws -> Int? {
         guard let text = optional(fields, name) else { return nil }
-        guard let value = Int(text) else { throw Problem.badParameter(name, "\(name) must be an integer.") }
-        return value
+        return try Query.int(Parameters([(Substring(name), Substring(text))]), name)
     }
 }
 

@@ -10,6 +10,28 @@ struct ConsoleCaller: Sendable {
     let csrf: String
 }
 
+/// The guard of the console's sign-in and sign-out and its assets: no session needed, but whatever
+/// goes wrong (a body too large, the database gone) is a page, as behind the session guard.
+struct ConsoleErrorPages: RouterMiddleware {
+    typealias Context = GatehouseRequestContext
+    let pages: ConsolePages
+    let problems: ProblemMiddleware
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            return page(for: error, request: request, context: context)
+        }
+    }
+
+    /// The error as the API would answer it (`ProblemMiddleware`'s mapping), rendered as a page.
+    func page(for error: any Error, request: Request, context: Context) -> Response {
+        let mapped = problems.mapped(error, request: request, context: context)
+        return pages.error(mapped as? Problem ?? Problem.internalError(), caller: context.console)
+    }
+}
+
 /// The guard of the console's pages: a session cookie, its admin token still live, the token's role
 /// permitting the route's access; for a change, the session's form token and a same-site browser. A
 /// browser without a session goes to the sign-in page; every refusal and failure behind this guard
@@ -19,8 +41,7 @@ struct ConsoleSessionMiddleware: RouterMiddleware {
     let sessions: any ConsoleSessionStore
     let clock: any GatehouseClock
     let access: AdminAccess
-    let pages: ConsolePages
-    let problems: ProblemMiddleware
+    let errors: ConsoleErrorPages
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -42,8 +63,7 @@ struct ConsoleSessionMiddleware: RouterMiddleware {
             }
             return try await next(request, context)
         } catch {
-            let mapped = problems.mapped(error, request: request, context: context)
-            return pages.error(mapped as? Problem ?? Problem.internalError(), caller: context.console)
+            return errors.page(for: error, request: request, context: context)
         }
     }
 

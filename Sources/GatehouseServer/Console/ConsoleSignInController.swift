@@ -14,11 +14,11 @@ struct ConsoleSignInController {
     let clock: any GatehouseClock
 
     func register(on routes: inout RouteRegistrar) {
-        routes.on(.get, "/console/sign-in", for: .open, use: signInPage)
-        routes.on(.post, "/console/sign-in", for: .open, use: signIn)
-        routes.on(.post, "/console/sign-out", for: .open, use: signOut)
-        routes.on(.get, "/console/assets/console.css", for: .open, use: stylesheet)
-        routes.on(.get, "/console/assets/console.js", for: .open, use: script)
+        routes.on(.get, "/console/sign-in", for: .consoleEntry, use: signInPage)
+        routes.on(.post, "/console/sign-in", for: .consoleEntry, use: signIn)
+        routes.on(.post, "/console/sign-out", for: .consoleEntry, use: signOut)
+        routes.on(.get, "/console/assets/console.css", for: .consoleEntry, use: stylesheet)
+        routes.on(.get, "/console/assets/console.js", for: .consoleEntry, use: script)
     }
 
     @Sendable func signInPage(_ request: Request, context: Context) async throws -> Response {
@@ -52,8 +52,7 @@ struct ConsoleSignInController {
         }
         let fields = try await ConsoleForm.read(request, context: context)
         guard ConsoleForm.fromThisSite(request), ConsoleForgery.tokenMatches(fields[ConsoleForgery.fieldName], cookie: cookie) else {
-            let refusal = DomainError(.consoleFormRefused, "This form did not come from this session's console page.")
-            return pages.error(Problem(refusal), caller: nil)
+            throw DomainError(.consoleFormRefused, "This form did not come from this session's console page.")
         }
         try await sessions.closeConsoleSession(withHash: ConsoleSession.hash(of: cookie))
         return ConsolePages.seeOther("/console/sign-in", headers: [.setCookie: ConsoleCookie.cleared(context)])

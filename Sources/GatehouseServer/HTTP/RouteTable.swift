@@ -15,6 +15,9 @@ enum Audience: CaseIterable, Sendable {
     case operators
     /// `/v1/admin/...` that only read: a bearer admin token of either role (`viewer` too).
     case operatorReads
+    /// `/console/sign-in`, `/console/sign-out` and the console's assets: no session at this layer (each
+    /// checks what it needs), errors rendered as pages.
+    case consoleEntry
     /// `/console/...` pages that only read: a console session of either role.
     case console
     /// `/console/...` forms that change something: a console session of an `admin` token, and the

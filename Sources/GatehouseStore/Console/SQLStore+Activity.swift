@@ -69,16 +69,23 @@ extension SQLStore: ActivityStore {
         guard !counts.isEmpty else { return }
         do {
             try await database.transaction { transaction in
-                for (key, count) in counts {
-                    try await transaction.query(
-                        """
-                        INSERT INTO activity_minutes (app_id, metric, minute, label, count) VALUES ($1, $2, $3, $4, $5)
-                        ON CONFLICT (app_id, metric, minute, label) DO UPDATE SET count = activity_minutes.count + excluded.count
-                        """,
+                // One statement per 500 counters: a flood's minute of many tags costs a few round trips.
+                let entries = Array(counts)
+                for start in stride(from: 0, to: entries.count, by: 500) {
+                    let chunk = entries[start..<min(start + 500, entries.count)]
+                    let rows = (0..<chunk.count).map { "($\($0 * 5 + 1), $\($0 * 5 + 2), $\($0 * 5 + 3), $\($0 * 5 + 4), $\($0 * 5 + 5))" }
+                    let binds: [SQLValue] = chunk.flatMap { key, count -> [SQLValue] in
                         [
                             .uuid(key.appID.rawValue), .text(key.metric.rawValue), .int(Self.epochMinute(key.minute)), .text(key.label),
                             .int(Int64(count)),
                         ]
+                    }
+                    try await transaction.query(
+                        """
+                        INSERT INTO activity_minutes (app_id, metric, minute, label, count) VALUES \(rows.joined(separator: ", "))
+                        ON CONFLICT (app_id, metric, minute, label) DO UPDATE SET count = activity_minutes.count + excluded.count
+                        """,
+                        binds
                     )
                 }
             }
