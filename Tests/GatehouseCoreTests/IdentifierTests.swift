@@ -128,3 +128,19 @@ import Testing
         #expect(String(text.trimmingSpacesAndTabs) == trimmed)
     }
 }
+
+@Suite struct AuditNameTests {
+    @Test func actorsReadBackAsTheyAreWritten() {
+        for actor in [Actor(kind: .adminToken, name: "ops"), Actor(kind: .cli, name: "root"), Actor(kind: .adminToken, name: "on:call")] {
+            #expect(Actor(actor.description) == actor)
+        }
+        for text in ["ops", "cli:", ":ops", "admin:ops", "Admin-Token:ops", ""] { #expect(Actor(text) == nil, "\(text)") }
+    }
+
+    @Test func actionsAreTheDomainsDottedNames() {
+        for action in ["app.create", "risk.list.add", "sdk-config.hosts", "admin_token.revoke"] { #expect(AuditAction.isWellFormed(action)) }
+        for action in ["", "App.Create", "app create", "app.create\u{0}", String(repeating: "a", count: 65), "ａpp"] {
+            #expect(!AuditAction.isWellFormed(action), "\(action)")
+        }
+    }
+}

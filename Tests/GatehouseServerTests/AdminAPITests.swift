@@ -76,6 +76,19 @@ import Testing
             for secret in [created.secretKey, created.serverSecret, rotated.secret, third.secret] {
                 #expect(!auditText.contains(secret))
             }
+            // Filters narrow it, each as the log names things.
+            #expect(try await admin.auditEntries(appKey: appKey, action: "secret.rotate").items.count == 2)
+            #expect(try await admin.auditEntries(actor: "admin-token:test").items.count == audit.items.count)
+            #expect(try await admin.auditEntries(actor: "admin-token:nobody").items.isEmpty)
+            // The harness made the admin token at the command line: the CLI's entries are that, none of this app's.
+            let byTheCLI = try await admin.auditEntries(actor: "cli:test").items
+            #expect(!byTheCLI.isEmpty && byTheCLI.allSatisfy { $0.actor == "cli:test" && $0.action == "admin_token.create" })
+            #expect(try await admin.auditEntries(actor: "cli:nobody").items.isEmpty)
+            let hourAgo = Date().addingTimeInterval(-3600)
+            let inAnHour = Date().addingTimeInterval(3600)
+            #expect(try await admin.auditEntries(appKey: appKey, from: hourAgo, to: inAnHour).items.count == audit.items.count)
+            #expect(try await admin.auditEntries(appKey: appKey, from: inAnHour).items.isEmpty)
+            #expect(try await admin.auditEntries(appKey: appKey, to: hourAgo).items.isEmpty)
             let firstPage = try await admin.auditEntries(limit: 3)
             let secondPage = try await admin.auditEntries(before: firstPage.nextBefore, limit: 3)
             #expect(firstPage.items.count == 3 && secondPage.items.count == 3)

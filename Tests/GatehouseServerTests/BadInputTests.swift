@@ -186,6 +186,24 @@ import Testing
             Case(description: "limit 0", method: .get, path: "/v1/admin/apps?limit=0", status: 400, code: "invalid_page_size"),
             Case(description: "limit not a number", method: .get, path: "/v1/admin/apps?limit=ten", status: 400, code: "invalid_parameter"),
             Case(description: "cursor 0", method: .get, path: "/v1/admin/audit?before=0", status: 400, code: "invalid_parameter"),
+            Case(
+                description: "audit action with capitals",
+                method: .get,
+                path: "/v1/admin/audit?action=App.Create",
+                status: 400,
+                code: "invalid_parameter"
+            ),
+            Case(description: "audit actor of no kind", method: .get, path: "/v1/admin/audit?actor=ops", status: 400, code: "invalid_parameter"),
+            Case(
+                description: "audit actor with a NUL",
+                method: .get,
+                path: "/v1/admin/audit?actor=cli:a%00b",
+                status: 400,
+                code: "invalid_parameter"
+            ),
+            Case(description: "audit actor of no name", method: .get, path: "/v1/admin/audit?actor=cli:", status: 400, code: "invalid_parameter"),
+            Case(description: "audit from not a time", method: .get, path: "/v1/admin/audit?from=yesterday", status: 400, code: "invalid_parameter"),
+            Case(description: "audit of an unknown app", method: .get, path: "/v1/admin/audit?appKey=zzzzz", status: 404, code: "app_not_found"),
             Case(description: "method not allowed", method: .put, path: "/v1/admin/apps", status: 405, code: "method_not_allowed"),
             Case(description: "no such route", method: .get, path: "/v1/admin/nothing-here", status: 404, code: "route_not_found"),
         ]

@@ -100,6 +100,24 @@ import Testing
 
             let invalid = try await server.send(.post, "/console/apps", headers: browser.form(""), body: "name=&csrf=\(browser.csrf)")
             #expect(invalid.status == .badRequest && invalid.text.contains("invalid_app_name"), "the API's rule and code, as a page")
+
+            // The audit page filters as the API does: an action, an actor, a time range; empty fields are
+            // no filter, a malformed one the API's 400 as a page.
+            let byAction = try await server.send(.get, "/console/audit?appKey=&action=app.create&actor=admin-token%3Atest", headers: browser.headers)
+            #expect(byAction.status == .ok && byAction.text.contains("<code>app.create</code>"))
+            let byOtherAction = try await server.send(.get, "/console/audit?action=event.register", headers: browser.headers)
+            #expect(
+                byOtherAction.status == .ok && byOtherAction.text.contains("Nothing recorded.")
+                    && !byOtherAction.text.contains("<code>app.create</code>")
+            )
+            let byOther = try await server.send(.get, "/console/audit?actor=cli%3Anobody", headers: browser.headers)
+            #expect(byOther.status == .ok && byOther.text.contains("Nothing recorded."))
+            let future = try await server.send(.get, "/console/audit?from=2099-01-01T00:00:00Z", headers: browser.headers)
+            #expect(future.status == .ok && future.text.contains("Nothing recorded."))
+            for query in ["action=APP", "actor=nobody", "from=soon", "appKey=zzzzz"] {
+                let refused = try await server.send(.get, "/console/audit?\(query)", headers: browser.headers)
+                #expect([400, 404].contains(refused.status.code) && refused.headers[.contentType]?.hasPrefix("text/html") == true, "\(query)")
+            }
         }
     }
 

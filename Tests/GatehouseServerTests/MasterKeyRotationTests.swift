@@ -55,7 +55,7 @@ import Testing
                         #expect(throws: Never.self) { try new.open(value.sealed, context: value.context) }
                         #expect(throws: DomainError.self) { try old.open(value.sealed, context: value.context) }
                     }
-                    let audit = try await store.auditRecords(before: nil, appID: nil, limit: 1)
+                    let audit = try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 1)
                     #expect(audit.first?.entry.action == "master_key.rotate")
                 }
 

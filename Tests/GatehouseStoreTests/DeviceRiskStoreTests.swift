@@ -342,7 +342,7 @@ import Testing
             try await store.updateSettings(of: app, to: updated, audit: audit)
             #expect(try await store.app(withKey: app.appKey)?.settings == updated.settings)
             // add, remove, two rule changes, settings: five audited changes after the app's creation.
-            #expect(try await store.auditRecords(before: nil, appID: app.id, limit: 50).count == 6)
+            #expect(try await store.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 50).count == 6)
         }
     }
 

@@ -43,9 +43,14 @@ import Testing
             var refused: StoreError?
             do { try await store.database.query("INSERT INTO writes VALUES (2)", []) } catch { refused = error as? StoreError }
             #expect(refused.map { if case .unavailable = $0 { true } else { false } } == true, "\(String(describing: refused))")
-            let started = ContinuousClock.now
-            await #expect(throws: StoreError.self) { try await store.database.query("INSERT INTO writes VALUES (3)", []) }
-            #expect(ContinuousClock.now - started < .seconds(3), "no writable host: refused without waiting out the timeout")
+            // Refused by the hosts' own answer ("no writable database"), not by the statement's
+            // timeout ("did not answer in time"): the message says which, whatever the machine's
+            // load, where a wall-clock bound between the probe and the statement timeout did not
+            // (4.25 s against 3 s with the whole suite running on two cores).
+            var again: StoreError?
+            do { try await store.database.query("INSERT INTO writes VALUES (3)", []) } catch { again = error as? StoreError }
+            let reason = again.map { if case .unavailable(let reason) = $0 { reason } else { "" } } ?? ""
+            #expect(reason.contains("no writable database"), "no writable host: refused without waiting out the timeout (\(reason))")
 
             try await setReadOnly(false)
             var written = false
@@ -55,8 +60,14 @@ import Testing
                 if !written { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(written, "writes again on the same store, no restart")
-            let rows = try await store.database.query("SELECT count(*) AS n FROM writes WHERE n IN (2, 3)", [])
-            #expect(try rows.first?.int("n") == 0, "nothing refused was written")
+            // The pool may still hold a connection that the demotion ended: a probe that meets it counts
+            // the host out for a watch period, so the read is retried as the insert was.
+            var refusedRows: Int64?
+            while refusedRows == nil, ContinuousClock.now < deadline + .seconds(5) {
+                refusedRows = try? await store.database.query("SELECT count(*) AS n FROM writes WHERE n IN (2, 3)", []).first?.int("n")
+                if refusedRows == nil { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(refusedRows == 0, "nothing refused was written")
         }
     }
 }

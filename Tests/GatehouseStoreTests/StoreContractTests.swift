@@ -28,7 +28,7 @@ import Testing
     }
 
     func auditCount(_ store: SQLStore) async throws -> Int {
-        try await store.auditRecords(before: nil, appID: nil, limit: 1000).count
+        try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 1000).count
     }
 
     @Test(arguments: TestStoreKind.available)
@@ -75,7 +75,7 @@ import Testing
             for secret in stored {
                 #expect(try secret.open(with: box) == secrets[secret.kind]!.plaintext)
             }
-            let records = try await store.auditRecords(before: nil, appID: app.id, limit: 10)
+            let records = try await store.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 10)
             #expect(records.map(\.entry) == [audit])
         }
     }
@@ -224,7 +224,7 @@ import Testing
             for statement in ["UPDATE audit_log SET actor = 'cli:mallory'", "DELETE FROM audit_log"] {
                 await #expect(throws: StoreError.self) { try await store.execute(statement) }
             }
-            let records = try await store.auditRecords(before: nil, appID: nil, limit: 10)
+            let records = try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 10)
             #expect(records.map(\.entry.actor.name) == ["test"])
         }
     }
@@ -236,11 +236,46 @@ import Testing
                 let (app, secrets, audit) = try newApp(named: "App \(index)")
                 try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             }
-            let page = try await store.auditRecords(before: nil, appID: nil, limit: 3)
-            let next = try await store.auditRecords(before: page.last?.sequence, appID: nil, limit: 3)
+            let page = try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 3)
+            let next = try await store.auditRecords(matching: AuditFilter(), before: page.last?.sequence, limit: 3)
             let sequences = (page + next).map(\.sequence)
             #expect(sequences == sequences.sorted(by: >))
             #expect(Set(sequences).count == 5)
+        }
+    }
+
+    /// Each filter alone and together, the time bounds half-open, against either SQL.
+    @Test(arguments: TestStoreKind.available)
+    func auditFiltersByAppActionActorAndTime(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let actors = [Actor(kind: .adminToken, name: "ops"), Actor(kind: .cli, name: "root"), Actor(kind: .adminToken, name: "ops")]
+            var apps: [App] = []
+            for (index, actor) in actors.enumerated() {
+                let (app, secrets, made) = try newApp(named: "App \(index)")
+                let audit = ChangeOrigin(actor: actor, requestID: nil, sourceAddress: nil).entry(
+                    at: now.addingTimeInterval(Double(index) * 3600),
+                    action: index == 1 ? "app.import" : "app.create",
+                    targetType: made.targetType,
+                    targetID: made.targetID,
+                    appID: app.id,
+                    before: nil,
+                    after: made.after
+                )
+                try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+                apps.append(app)
+            }
+            func names(_ filter: AuditFilter) async throws -> [String] {
+                try await store.auditRecords(matching: filter, before: nil, limit: 10).map(\.entry.targetID)
+            }
+            let keys = apps.map(\.appKey.rawValue)
+            #expect(try await names(AuditFilter()) == keys.reversed())
+            #expect(try await names(AuditFilter(appID: apps[1].id)) == [keys[1]])
+            #expect(try await names(AuditFilter(action: "app.import")) == [keys[1]])
+            #expect(try await names(AuditFilter(actor: actors[0])) == [keys[2], keys[0]])
+            #expect(try await names(AuditFilter(actor: Actor(kind: .cli, name: "ops"))) == [])
+            #expect(try await names(AuditFilter(from: now.addingTimeInterval(3600))) == [keys[2], keys[1]])
+            #expect(try await names(AuditFilter(to: now.addingTimeInterval(3600))) == [keys[0]])
+            #expect(try await names(AuditFilter(action: "app.create", actor: actors[0], from: now.addingTimeInterval(1))) == [keys[2]])
         }
     }
 

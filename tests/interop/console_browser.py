@@ -27,6 +27,7 @@ import urllib.parse
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import sys
@@ -72,7 +73,11 @@ class Console:
                 field.send_keys(value)
 
     def submit(self, form):
+        # The page being left is itself "complete": wait for it to go before waiting for the next one,
+        # or a read right after a submit may see the old page (or an element of it go stale).
+        leaving = self.driver.find_element(By.TAG_NAME, "html")
         self.driver.find_element(By.CSS_SELECTOR, f"{form} button[type='submit']").click()
+        WebDriverWait(self.driver, 10).until(expected_conditions.staleness_of(leaving))
         WebDriverWait(self.driver, 10).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
     def sign_in(self, token):
@@ -160,6 +165,10 @@ def admin_flow(console, gh, shots):
     for action in ("app.create", "event.register", "attester.create", "risk.rules"):
         check(action in audit, f"the audit log shows {action}")
     check(f"admin-token:{gh.admin_name}" in audit, "the audit log names the admin token behind the changes")
+    console.fill("#audit-filters", {"action": "risk.rules", "actor": f"admin-token:{gh.admin_name}"})
+    console.submit("#audit-filters")
+    rows = console.driver.find_elements(By.CSS_SELECTOR, "#audit tbody tr")
+    check(len(rows) == 1 and "risk.rules" in rows[0].text, "the audit log filtered by action and actor shows the one rule change")
     return app
 
 

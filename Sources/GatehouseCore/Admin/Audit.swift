@@ -16,6 +16,22 @@ public struct Actor: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(kind.rawValue):\(name)" }
+
+    /// Reads an actor as `description` writes it (`admin-token:ops`, `cli:root`); nil for any other text.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let kind = Kind(rawValue: parts[0]) else { return nil }
+        self.init(kind: kind, name: parts[1])
+    }
+}
+
+/// What an audit entry's `action` can be when an operator asks for one: the domain's dotted names
+/// (`app.create`, `risk.rules`), lowercase letters, digits, `.`, `_` and `-`, at most 64 characters.
+public enum AuditAction {
+    public static func isWellFormed(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 64
+            && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || ".-_".unicodeScalars.contains($0) }
+    }
 }
 
 /// A value in an audit snapshot. Snapshots hold what an operator would want to compare, never a secret.

@@ -111,13 +111,24 @@ struct AdminAppsController {
     }
 
     @Sendable func audit(_ request: Request, context: Context) async throws -> Response {
-        let query = request.uri.queryParameters
-        let before = try Query.int(query, "before").map(Int64.init)
-        if let before, before < 1 { throw Problem.badParameter("before", "before is a sequence number, 1 or more.") }
-        let page = try await operations.audit(before: before, appKey: query.get("appKey"), limit: try Query.int(query, "limit"))
+        let page = try await operations.audit(try Self.auditQuery(request.uri.queryParameters))
         return try JSONBody.response(
             Components.Schemas.AuditPage(items: try page.records.map(Components.Schemas.AuditEntry.init), nextBefore: page.nextBefore)
         )
+    }
+
+    /// The audit log's filters from query parameters, for the API and the console alike.
+    static func auditQuery(_ parameters: Parameters) throws -> AppOperations.AuditQuery {
+        var query = AppOperations.AuditQuery()
+        query.before = try Query.int(parameters, "before").map(Int64.init)
+        if let before = query.before, before < 1 { throw Problem.badParameter("before", "before is a sequence number, 1 or more.") }
+        query.appKey = parameters.get("appKey")
+        query.action = parameters.get("action")
+        query.actor = parameters.get("actor")
+        query.from = try Query.date(parameters, "from")
+        query.to = try Query.date(parameters, "to")
+        query.limit = try Query.int(parameters, "limit")
+        return query
     }
 }
 

@@ -166,11 +166,39 @@ public struct AppOperations: Sendable {
         try await store.events(of: try await app(appKey).id)
     }
 
-    public func audit(before: Int64?, appKey: String?, limit: Int?) async throws -> (records: [AuditRecord], nextBefore: Int64?) {
-        let pageSize = try PageSize(validating: limit)
-        var appID: AppID?
-        if let appKey { appID = try await app(appKey).id }
-        let records = try await store.auditRecords(before: before, appID: appID, limit: pageSize.value + 1)
+    public struct AuditQuery: Sendable {
+        public var appKey: String?
+        public var action: String?
+        public var actor: String?
+        public var from: Date?
+        public var to: Date?
+        public var before: Int64?
+        public var limit: Int?
+
+        public init() {}
+    }
+
+    public func audit(_ query: AuditQuery) async throws -> (records: [AuditRecord], nextBefore: Int64?) {
+        let pageSize = try PageSize(validating: query.limit)
+        var filter = AuditFilter()
+        if let appKey = query.appKey { filter.appID = try await app(appKey).id }
+        filter.action = try query.action.map { text throws(DomainError) in
+            guard AuditAction.isWellFormed(text) else {
+                throw DomainError(.invalidParameter, "action is an audit action such as app.create (docs/api.md).", field: "action")
+            }
+            return text
+        }
+        filter.actor = try query.actor.map { text throws(DomainError) in
+            // Names as admin tokens take them (1 to 100 characters, no control character): nothing
+            // else is in the log, and PostgreSQL refuses a NUL in text outright.
+            guard let actor = Actor(text), (1...100).contains(actor.name.unicodeScalars.count), !actor.name.hasControlCharacters else {
+                throw DomainError(.invalidParameter, "actor is admin-token:<name> or cli:<user>.", field: "actor")
+            }
+            return actor
+        }
+        filter.from = query.from
+        filter.to = query.to
+        let records = try await store.auditRecords(matching: filter, before: query.before, limit: pageSize.value + 1)
         let page = Array(records.prefix(pageSize.value))
         return (page, records.count > pageSize.value ? page.last?.sequence : nil)
     }

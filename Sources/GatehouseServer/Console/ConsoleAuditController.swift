@@ -2,7 +2,8 @@ import Foundation
 import GatehouseCore
 import Hummingbird
 
-/// `/console/audit`: the audit log, newest first, filtered by app, paged by sequence number.
+/// `/console/audit`: the audit log, newest first, filtered by app, action, actor and time, paged by
+/// sequence number, with the API's rules for each filter.
 struct ConsoleAuditController {
     typealias Context = GatehouseRequestContext
     let pages: ConsolePages
@@ -12,12 +13,13 @@ struct ConsoleAuditController {
         routes.on(.get, "/console/audit", for: .console, use: audit)
     }
 
+    static let filterNames = ["appKey", "action", "actor", "from", "to"]
+
     @Sendable func audit(_ request: Request, context: Context) async throws -> Response {
-        let given = Parameters(request.uri.queryParameters.filter { !$0.value.isEmpty })
-        let before = try Query.int(given, "before").map(Int64.init)
-        if let before, before < 1 { throw Problem.badParameter("before", "before is a sequence number, 1 or more.") }
-        let appKey = given.get("appKey")
-        let page = try await apps.audit(before: before, appKey: appKey, limit: 50)
+        let filters = ConsoleFilters(request, names: Self.filterNames)
+        var query = try AdminAppsController.auditQuery(filters.given)
+        query.limit = query.limit ?? 50
+        let page = try await apps.audit(query)
         let rows: [[String: Any]] = page.records.map { record in
             let entry = record.entry
             return [
@@ -26,16 +28,11 @@ struct ConsoleAuditController {
                 "change": ConsoleText.change(before: entry.before, after: entry.after),
             ]
         }
-        var next = URLComponents()
-        next.queryItems =
-            (appKey.map { [URLQueryItem(name: "appKey", value: $0)] } ?? []) + [
-                URLQueryItem(name: "before", value: page.nextBefore.map(String.init) ?? "")
-            ]
         return pages.page(
             "audit",
             [
-                "title": "Audit log", "appKey": appKey ?? "", "records": rows,
-                "next": page.nextBefore == nil ? "" : "/console/audit" + (next.string ?? ""),
+                "title": "Audit log", "filters": filters.shown, "records": rows,
+                "next": filters.next("/console/audit", "before", page.nextBefore.map(String.init)),
             ],
             caller: context.console
         )

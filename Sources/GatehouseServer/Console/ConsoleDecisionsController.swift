@@ -17,8 +17,8 @@ struct ConsoleDecisionsController {
     static let filterNames = ["appKey", "eventId", "decision", "tag", "deviceId", "accountId", "address", "from", "to"]
 
     @Sendable func explorer(_ request: Request, context: Context) async throws -> Response {
-        // A form sends its empty fields too: an empty filter is no filter.
-        let given = Parameters(request.uri.queryParameters.filter { !$0.value.isEmpty })
+        let filters = ConsoleFilters(request, names: Self.filterNames)
+        let given = filters.given
         var query = try AdminRiskController.decisionQuery(given)
         query.limit = query.limit ?? 50
         let page = try await risk.decisions(query)
@@ -31,20 +31,11 @@ struct ConsoleDecisionsController {
                 "tags": record.verdict.tags.map(\.tag).joined(separator: " "),
             ]
         }
-        var filters: [String: Any] = [:]
-        var kept: [URLQueryItem] = []
-        for name in Self.filterNames {
-            let value = given.get(name) ?? ""
-            filters[name] = value
-            if !value.isEmpty { kept.append(URLQueryItem(name: name, value: value)) }
-        }
-        var next = URLComponents()
-        next.queryItems = kept + [URLQueryItem(name: "cursor", value: page.next ?? "")]
         return pages.page(
             "decisions",
             [
-                "title": "Decisions", "filters": filters, "decisions": rows, "empty": rows.isEmpty,
-                "next": page.next == nil ? "" : "/console/decisions" + (next.string ?? ""),
+                "title": "Decisions", "filters": filters.shown, "decisions": rows, "empty": rows.isEmpty,
+                "next": filters.next("/console/decisions", "cursor", page.next),
                 "outcomes": RiskDecision.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == given.get("decision")] },
                 "tags": RiskTag.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == given.get("tag")] },
             ],

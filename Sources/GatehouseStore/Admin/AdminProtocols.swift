@@ -18,5 +18,24 @@ public protocol AdminTokenStore: Sendable {
 /// The append-only audit log: entries arrive with the changes they describe; this reads them back.
 public protocol AuditLog: Sendable {
     /// Newest first, strictly before `before` when given.
-    func auditRecords(before: Int64?, appID: AppID?, limit: Int) async throws(StoreError) -> [AuditRecord]
+    func auditRecords(matching filter: AuditFilter, before: Int64?, limit: Int) async throws(StoreError) -> [AuditRecord]
+}
+
+/// Filters for reading the audit log back; nil means any.
+public struct AuditFilter: Sendable {
+    public var appID: AppID?
+    public var action: String?
+    public var actor: Actor?
+    /// Entries at or after this time.
+    public var from: Date?
+    /// Entries before this time.
+    public var to: Date?
+
+    public init(appID: AppID? = nil, action: String? = nil, actor: Actor? = nil, from: Date? = nil, to: Date? = nil) {
+        self.appID = appID
+        self.action = action
+        self.actor = actor
+        self.from = from
+        self.to = to
+    }
 }

@@ -51,28 +51,34 @@ extension SQLStore: AdminTokenStore {
 }
 
 extension SQLStore: AuditLog {
-    public func auditRecords(before: Int64?, appID: AppID?, limit: Int) async throws(StoreError) -> [AuditRecord] {
-        let rows: [SQLRow]
-        if let appID {
-            rows = try await database.query(
-                "SELECT * FROM audit_log WHERE seq < $1 AND app_id = $2 ORDER BY seq DESC LIMIT $3",
-                [.int(before ?? Int64.max), .uuid(appID.rawValue), .int(Int64(limit))]
-            )
-        } else {
-            rows = try await database.query(
-                "SELECT * FROM audit_log WHERE seq < $1 ORDER BY seq DESC LIMIT $2",
-                [.int(before ?? Int64.max), .int(Int64(limit))]
-            )
-        }
+    public func auditRecords(matching filter: AuditFilter, before: Int64?, limit: Int) async throws(StoreError) -> [AuditRecord] {
+        // One static statement, each optional filter a 0/1 flag and a typed value (PostgreSQL cannot
+        // type a bare NULL parameter), as the decision listing does.
+        func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
+        let rows = try await database.query(
+            """
+            SELECT * FROM audit_log
+            WHERE seq < $1 AND ($2 = 0 OR app_id = $3) AND ($4 = 0 OR action = $5) AND ($6 = 0 OR actor = $7)
+              AND occurred_at >= $8 AND occurred_at < $9
+            ORDER BY seq DESC LIMIT $10
+            """,
+            [
+                .int(before ?? Int64.max),
+                flag(filter.appID != nil), .uuid(filter.appID?.rawValue ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
+                flag(filter.action != nil), .text(filter.action ?? ""),
+                flag(filter.actor != nil), .text(filter.actor?.description ?? ""),
+                .date(filter.from ?? Date(millisecondsSince1970: 0)), .date(filter.to ?? Date(millisecondsSince1970: 253_402_300_799_000)),
+                .int(Int64(limit)),
+            ]
+        )
         return try rows.map { row throws(StoreError) in
             let actorText = try row.text("actor")
-            let parts = actorText.split(separator: ":", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let kind = Actor.Kind(rawValue: parts[0]) else { throw .corruptRow("audit actor '\(actorText)'") }
+            guard let actor = Actor(actorText) else { throw .corruptRow("audit actor '\(actorText)'") }
             return AuditRecord(
                 sequence: try row.int("seq"),
                 entry: AuditEntry(
                     occurredAt: try row.date("occurred_at"),
-                    actor: Actor(kind: kind, name: parts[1]),
+                    actor: actor,
                     action: try row.text("action"),
                     targetType: try row.text("target_type"),
                     targetID: try row.text("target_id"),

@@ -94,13 +94,18 @@ final class PostgresHosts: Sendable {
     func isWritable(_ index: Int) async -> Bool {
         let client = clients[index]
         let logger = logger
-        let answer = try? await BoundedWait.run(within: Self.probeTimeout) { () async throws -> Bool in
+        @Sendable func ask() async throws -> Bool {
             let rows = try await client.query(
                 "SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS read_only",
                 logger: logger
             )
             for try await (standby, readOnly) in rows.decode((Bool, String).self) { return !standby && readOnly == "off" }
             return false
+        }
+        // A pooled connection the server ended (a demotion, a restart) fails its next query once and
+        // leaves the pool; asking again, on a fresh connection, keeps it from counting a live host out.
+        let answer = try? await BoundedWait.run(within: Self.probeTimeout) { () async throws -> Bool in
+            do { return try await ask() } catch { return try await ask() }
         }
         return answer ?? false
     }

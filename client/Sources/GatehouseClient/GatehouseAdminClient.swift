@@ -79,9 +79,20 @@ public struct GatehouseAdminClient: Sendable {
     }
 
     /// One page of the audit log, newest first, optionally for one app.
-    public func auditEntries(before: Int64? = nil, appKey: String? = nil, limit: Int? = nil) async throws -> Components.Schemas.AuditPage {
+    /// One page of the audit log, newest first; each filter given narrows it (docs/api.md).
+    public func auditEntries(
+        before: Int64? = nil,
+        appKey: String? = nil,
+        action: String? = nil,
+        actor: String? = nil,
+        from: Date? = nil,
+        to: Date? = nil,
+        limit: Int? = nil
+    ) async throws -> Components.Schemas.AuditPage {
         try await unwrapping {
-            try await client.listAuditEntries(query: .init(limit: limit, before: before, appKey: appKey)).ok.body.json
+            try await client.listAuditEntries(
+                query: .init(limit: limit, before: before, appKey: appKey, action: action, actor: actor, from: from, to: to)
+            ).ok.body.json
         }
     }
 }
