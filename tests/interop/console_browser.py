@@ -26,8 +26,8 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import sys
@@ -73,12 +73,13 @@ class Console:
                 field.send_keys(value)
 
     def submit(self, form):
-        # The page being left is itself "complete": wait for it to go before waiting for the next one,
-        # or a read right after a submit may see the old page (or an element of it go stale).
-        leaving = self.driver.find_element(By.TAG_NAME, "html")
+        # The page being left is itself "complete": mark it, and wait for a complete page without the
+        # mark, or a read right after a submit may see the old page (or an element of it go stale).
+        # Mid-navigation Chromium may answer a script with an error of its own: asked again.
+        self.driver.execute_script("window.gatehouseLeaving = true")
         self.driver.find_element(By.CSS_SELECTOR, f"{form} button[type='submit']").click()
-        WebDriverWait(self.driver, 10).until(expected_conditions.staleness_of(leaving))
-        WebDriverWait(self.driver, 10).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        WebDriverWait(self.driver, 10, ignored_exceptions=(WebDriverException,)).until(
+            lambda d: d.execute_script("return window.gatehouseLeaving === undefined && document.readyState === 'complete'"))
 
     def sign_in(self, token):
         self.open("/console")

@@ -1,4 +1,3 @@
-import Foundation
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
@@ -41,36 +40,6 @@ enum ConsoleForm {
 
 /// The session cookie: `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's link or
 /// form carries it), `Secure` when the browser came over TLS, scoped to the console's paths.
-/// A listing page's filters (a GET form): the empty fields dropped, as no filter, and what the next
-/// page's link carries so that paging keeps them.
-struct ConsoleFilters {
-    let given: Parameters
-    /// Each filter's text for the form ("" when not given).
-    let shown: [String: Any]
-    let kept: [URLQueryItem]
-
-    init(_ request: Request, names: [String]) {
-        given = Parameters(request.uri.queryParameters.filter { !$0.value.isEmpty })
-        var shown: [String: Any] = [:]
-        var kept: [URLQueryItem] = []
-        for name in names {
-            let value = given.get(name) ?? ""
-            shown[name] = value
-            if !value.isEmpty { kept.append(URLQueryItem(name: name, value: value)) }
-        }
-        self.shown = shown
-        self.kept = kept
-    }
-
-    /// `path` with the filters and the page position, or "" when there is no next page.
-    func next(_ path: String, _ positionName: String, _ position: String?) -> String {
-        guard let position else { return "" }
-        var next = URLComponents()
-        next.queryItems = kept + [URLQueryItem(name: positionName, value: position)]
-        return path + (next.string ?? "")
-    }
-}
-
 enum ConsoleCookie {
     static func set(_ value: String, _ context: GatehouseRequestContext) -> String {
         "\(ConsoleSession.cookieName)=\(value); Path=/console; HttpOnly; SameSite=Strict\(context.forwardedOverTLS ? "; Secure" : "")"
