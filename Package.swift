@@ -59,11 +59,27 @@ let package = Package(
             resources: [.copy("Migrations")],
             swiftSettings: swiftSettings
         ),
+        // What operators, backends, the SDK and the gateway ask of Gatehouse, over Core and Store and
+        // free of HTTP: the server and the command line call the same operations.
+        .target(
+            name: "GatehouseOperations",
+            dependencies: [
+                "GatehouseCore",
+                "GatehouseStore",
+                .product(name: "GatehouseSigning", package: "client"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "GatehouseServer",
             dependencies: [
                 .product(name: "GatehouseAPI", package: "client"),
                 "GatehouseCore",
+                "GatehouseOperations",
                 "GatehouseStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -88,7 +104,9 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
+                // Only `serve` imports the server; the operator commands call GatehouseOperations.
                 "GatehouseServer",
+                "GatehouseOperations",
                 "GatehouseStore",
                 "GatehouseCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -125,6 +143,7 @@ let package = Package(
             name: "GatehouseServerTests",
             dependencies: [
                 "GatehouseServer",
+                "GatehouseOperations",
                 .product(name: "GatehouseAPI", package: "client"),
                 .product(name: "GatehouseClient", package: "client"),
                 "GatehouseHummingbird",

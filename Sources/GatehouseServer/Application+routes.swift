@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseOperations
 import GatehouseStore
 import Hummingbird
 import Prometheus

@@ -2,7 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import GatehouseCore
-import GatehouseServer
+import GatehouseOperations
 import GatehouseStore
 import Logging
 

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import GatehouseServer
 import GatehouseStore
 import GatehouseTestSupport

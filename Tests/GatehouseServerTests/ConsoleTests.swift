@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import GatehouseServer
 import GatehouseStore
 import GatehouseTestSupport

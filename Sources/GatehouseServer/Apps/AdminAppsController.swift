@@ -4,6 +4,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/v1/admin/apps...`: apps, their secrets and events. Handlers translate HTTP to operations and back.

@@ -1,4 +1,5 @@
 import GatehouseCore
+import GatehouseOperations
 import HTTPTypes
 import Hummingbird
 import NIOCore

@@ -4,6 +4,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/v1/admin/...` for client attestation: attesters, the SDK configuration, signing keys.

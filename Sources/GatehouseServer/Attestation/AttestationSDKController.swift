@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// Client attestation for the mobile SDK (signed like `/v1/sdk`): challenges, attestation tokens and

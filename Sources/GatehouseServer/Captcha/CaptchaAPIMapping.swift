@@ -4,6 +4,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 
 extension Components.Schemas.CaptchaChallenge {
     init(_ issued: CaptchaOperations.IssuedPuzzle) {

@@ -3,6 +3,7 @@
 
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/console` and `/console/apps/...`: apps, their secrets and events, through the same operations

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/console/apps/:appKey/attesters...`: every kind of attester, created and changed through the same

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/console/audit`: the audit log, newest first, filtered by app, action, actor and time, paged by

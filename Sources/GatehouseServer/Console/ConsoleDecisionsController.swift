@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/console/decisions`: the decisions explorer (the API's filters, read by the same code, and its

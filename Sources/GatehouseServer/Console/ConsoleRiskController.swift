@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/console/apps/:appKey/risk...`: the app's and each event's risk rules with the rules in effect per

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/console/apps/:appKey/roles...`: STS roles (the upstream key goes in once and is sealed; no page

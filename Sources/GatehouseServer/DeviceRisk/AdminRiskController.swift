@@ -4,6 +4,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/v1/admin/...` for the device-risk flow: settings, devices, rules, lists, decisions.

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 
 /// Device-risk domain values into the generated API types.
 extension Components.Schemas.RiskWeights {

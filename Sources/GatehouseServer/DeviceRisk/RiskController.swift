@@ -1,5 +1,6 @@
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/v1/risk/...`: the app backend's risk queries and stored decisions (HTTP Basic, server secret).

@@ -1,3 +1,4 @@
+import GatehouseOperations
 import Hummingbird
 import Logging
 import NIOCore

@@ -4,6 +4,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// `/v1/admin/apps/{appKey}/roles`: operators' STS roles.

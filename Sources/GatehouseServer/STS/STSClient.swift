@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -14,7 +15,7 @@ import Glibc
 /// are never followed (a redirect would carry a signed request somewhere the operator did not
 /// name), and the endpoint is checked before every call, its name resolved, so that a role stored
 /// earlier, or a public name that resolves inward, cannot reach an internal address.
-public struct STSClient: Sendable {
+public struct STSClient: STSUpstream {
     /// One client for the process, never shut down: redirects off, unlike `HTTPClient.shared`.
     static let upstream = HTTPClient(
         eventLoopGroup: HTTPClient.defaultEventLoopGroup,

@@ -4,6 +4,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 
 extension Components.Schemas.SignatureVerifyResponse {
     init(_ verification: SignatureOperations.Verification, appKey: AppKey) {

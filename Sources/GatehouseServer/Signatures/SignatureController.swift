@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseOperations
 import Hummingbird
 
 /// Request signatures for the app's backend: `POST /v1/signatures/verify`.

@@ -4,7 +4,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
-import GatehouseServer
+import GatehouseOperations
 
 struct AdminTokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

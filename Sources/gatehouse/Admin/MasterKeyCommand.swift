@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
-import GatehouseServer
+import GatehouseOperations
 import GatehouseStore
 
 struct MasterKeyCommand: AsyncParsableCommand {

@@ -4,7 +4,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
-import GatehouseServer
+import GatehouseOperations
 import GatehouseStore
 import Logging
 

@@ -4,7 +4,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
-import GatehouseServer
+import GatehouseOperations
 import GatehouseStore
 
 /// Attestation operations at the host, the same operations the admin API runs.

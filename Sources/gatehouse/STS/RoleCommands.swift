@@ -4,7 +4,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
-import GatehouseServer
+import GatehouseOperations
 
 /// STS role operations at the host, the same operations the admin API runs.
 func withRoleOperations<T: Sendable>(

@@ -1,3 +1,6 @@
+// Apps: apps with their appKey, the SDK's secretKey and the backend's server secret, and their events.
+// Serves every seed: the appKey and secretKey of 000 and 002, the app backend's credential for all of them.
+
 import Foundation
 import GatehouseCore
 import GatehouseStore

@@ -1,3 +1,6 @@
+// STS: roles, temporary credentials from upstream STS services, OSS self-signing, presigned URLs.
+// Serves seed 004 (the OSS SDK's STS and self-signed modes and signed URLs).
+
 import GatehouseCore
 
 /// One upstream call per cache key at a time within this instance: callers that arrive while a

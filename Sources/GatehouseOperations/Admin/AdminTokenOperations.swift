@@ -1,3 +1,6 @@
+// Admin: operators' admin tokens, the append-only audit log and the master key.
+// Serves the operators of every seed's server half; no SDK calls it.
+
 import Foundation
 import GatehouseCore
 import GatehouseStore

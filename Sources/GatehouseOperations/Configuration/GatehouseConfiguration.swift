@@ -170,7 +170,7 @@ public struct GatehouseConfiguration: Sendable {
         }
         let databaseURL = gatehouse.string(forKey: "database.url", isSecret: true)
         let gateHeader = gatehouse.string(forKey: "gate.credential.header", default: "X-Gatehouse-Authorization")
-        guard GatewayCredential.isAcceptableHeader(gateHeader) else {
+        guard GateCredentialHeader.isAcceptable(gateHeader) else {
             throw ConfigurationError("GATEHOUSE_GATE_CREDENTIAL_HEADER '\(gateHeader)' is not a header a proxy can set for the gate")
         }
         var embedOrigins: [String] = []

@@ -1,3 +1,6 @@
+// Captcha: the slider captcha's page, puzzles, answers and pass tokens, and siteverify.
+// Serves seeds 000 (slider codes 1001-1005) and 001 (the captcha an attester may ask for).
+
 import Foundation
 import GatehouseCore
 import GatehouseStore
@@ -10,7 +13,7 @@ public struct CaptchaOperations: Sendable {
     let clock: any GatehouseClock
     let limits: RateLimits
 
-    init(store: any CaptchaStore & AttestationStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
+    public init(store: any CaptchaStore & AttestationStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
         self.store = store
         self.apps = apps
         self.clock = clock

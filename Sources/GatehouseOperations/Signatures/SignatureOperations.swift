@@ -1,3 +1,6 @@
+// Signatures: request signatures (wtoken, whash) and the secondary-verification signal.
+// Serves seed 000 (the WAF app-protection SDK's vmpSign, vmpHash and cptCheck).
+
 import Foundation
 import GatehouseCore
 import GatehouseStore

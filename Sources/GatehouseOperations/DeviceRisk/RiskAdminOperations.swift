@@ -1,3 +1,6 @@
+// DeviceRisk: device start, a ztoken per event, and the app backend's risk query that consumes it.
+// Serves seed 002 (the device-risk SDK: appKey + secretKey, events 3300-3400, the H5 bridge).
+
 import Foundation
 import GatehouseCore
 import GatehouseStore

@@ -36,6 +36,6 @@ public actor RateLimits {
 }
 
 /// A request over one of those limits: 429 with `Retry-After`.
-struct RateLimited: Error {
-    let retryAfter: Int
+public struct RateLimited: Error {
+    public let retryAfter: Int
 }

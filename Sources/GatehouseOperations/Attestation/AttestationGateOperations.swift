@@ -1,3 +1,6 @@
+// Attestation: attesters, proof-of-work challenges, attestation tokens (JWT, token binding), the gate.
+// Serves seeds 001 (HTTP 428, EO-Attest-Token) and 003 (Approov-Token, pay binding, dynamic configuration).
+
 import Crypto
 import Foundation
 import GatehouseCore

@@ -14,7 +14,7 @@ public struct STSOperations: Sendable {
     let attestation: AttestationGateOperations
     let box: SecretBox
     let clock: any GatehouseClock
-    let sts: STSClient
+    let sts: any STSUpstream
     let flights = CredentialFlights()
     let onUpstreamCall: @Sendable (STSProvider) -> Void
 
@@ -25,7 +25,7 @@ public struct STSOperations: Sendable {
         attestation: AttestationGateOperations,
         box: SecretBox,
         clock: any GatehouseClock,
-        sts: STSClient,
+        sts: any STSUpstream,
         onUpstreamCall: @escaping @Sendable (STSProvider) -> Void = { _ in }
     ) {
         self.store = store
