@@ -2,7 +2,8 @@
 """The code's shape, as docs/architecture.md states it: every module of Sources/ has the same capability
 folders, each folder's first file saying in two lines what the capability is and which seed it serves;
 no Swift file over 300 lines; no function or initializer over 60 lines unless a comment within
-the three lines above its declaration says why, in words that contain "60 lines".
+the three lines above its declaration says why, in words that contain "60 lines"; every type and
+member that docs/architecture.md's walk of a risk query names in backticks exists in the code.
 
     scripts/check-shape.py            checks Sources/, prints each breach, exits 1 on any
 """
@@ -103,8 +104,62 @@ def long_functions(path):
     return found
 
 
-def main():
+# A name in backticks: a type (`RiskEngine`), a member of one (`RiskEngine.decide`), a generated API
+# type (`Components.Schemas.RiskQuery`) or a function called (`recordRiskDecision(query)`). Anything
+# else in backticks (paths, SQL, settings) is not a name and is not checked.
+WALK_NAME = re.compile(r"^(?:([A-Z][A-Za-z0-9]*)((?:\.[A-Za-z][A-Za-z0-9]*)*)|([a-z][A-Za-z0-9]*)\([^`]*\))$")
+
+
+def walk_problems():
+    """The names docs/architecture.md's walk of a risk query gives that the code does not declare."""
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as handle:
+        doc = handle.read()
+    start = doc.index("## The walk of a risk query")
+    end = doc.find("\n## ", start + 1)
+    walk = doc[start:end if end > 0 else len(doc)]
+    code = []
+    for top in ("Sources", os.path.join("client", "Sources")):
+        if top != "Sources":
+            server_code = "\n".join(code)
+        for directory, _, names in os.walk(os.path.join(ROOT, top)):
+            for name in names:
+                if name.endswith(".swift"):
+                    with open(os.path.join(directory, name)) as handle:
+                        code.append(handle.read())
+    code = "\n".join(code)
+    with open(os.path.join(ROOT, "openapi.yaml")) as handle:
+        spec = handle.read()
+
+    def declared(name, kinds):
+        return re.search(r"\b(?:%s)\s+%s\b" % (kinds, re.escape(name)), code) is not None
+
     problems = []
+    for text in re.findall(r"`([^`]+)`", walk):
+        match = WALK_NAME.match(text)
+        if not match:
+            continue
+        if match.group(3):
+            if not declared(match.group(3), "func"):
+                problems.append("docs/architecture.md: the walk names `%s`, but no function %s is declared" % (text, match.group(3)))
+            continue
+        head, members = match.group(1), [m for m in match.group(2).split(".") if m]
+        if head == "Components" and members[:1] == ["Schemas"]:
+            if len(members) != 2 or not re.search(r"^    %s:$" % re.escape(members[1]), spec, re.M):
+                problems.append("docs/architecture.md: the walk names `%s`, which openapi.yaml has no schema for" % text)
+            elif text not in server_code:
+                problems.append("docs/architecture.md: the walk names `%s`, which the server's code does not use" % text)
+            continue
+        if not declared(head, "struct|class|enum|protocol|actor|typealias"):
+            problems.append("docs/architecture.md: the walk names `%s`, but no type %s is declared" % (text, head))
+        for member in members:
+            kinds = "struct|class|enum|protocol|actor|typealias" if member[0].isupper() else "func|var|let|case"
+            if not declared(member, kinds):
+                problems.append("docs/architecture.md: the walk names `%s`, but nothing declares %s" % (text, member))
+    return problems
+
+
+def main():
+    problems = walk_problems()
     sources = os.path.join(ROOT, "Sources")
     for module in sorted(os.listdir(sources)):
         folders = {name for name in os.listdir(os.path.join(sources, module)) if os.path.isdir(os.path.join(sources, module, name))}

@@ -1,3 +1,7 @@
+// Attestation: attesters, proof-of-work challenges, attestation tokens (JWT, token binding), the gate.
+// Serves seeds 001 (HTTP 428, EO-Attest-Token) and 003 (Approov-Token, pay binding, dynamic configuration).
+// Subfolders: Hardware (App Attest, Android key attestation), ProofOfWork, Tokens (JWS, attestation tokens, nonces).
+
 import Foundation
 
 /// How an attester tests the client: silent proof-of-work, the slider captcha, or both; or the

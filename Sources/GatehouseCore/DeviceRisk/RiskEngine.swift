@@ -240,3 +240,44 @@ public struct RiskDecisionRecord: Equatable, Sendable {
         self.decidedAt = decidedAt
     }
 }
+
+extension RiskEngine {
+    /// The decision for a query from what the store found: the token's final state (a fresh token an
+    /// earlier query consumed is a replay; one for an event the app does not have is the wrong event),
+    /// the list entries it hits, the app's and the event's rules merged, then the scoring.
+    public static func decide(_ query: RiskQuery, facts: RiskFacts, id: UUID) -> RiskDecisionRecord {
+        var state = query.tokenState
+        var pageURL: String?
+        switch facts.consumption {
+        case .consumed(let url): pageURL = url
+        case .alreadyConsumed: state = .replayed
+        case nil: break
+        }
+        if state == .fresh && !facts.eventRegistered { state = .wrongEvent }
+        let device = facts.device?.id ?? query.claims?.deviceID
+        let hits = facts.listEntries.filter { $0.matches(device: device, account: query.accountID, address: query.clientAddress) }
+        let inputs = RiskInputs(
+            tokenState: state,
+            device: facts.device,
+            velocity: facts.velocity,
+            startedFrom: facts.device?.lastAddress,
+            clientAddress: query.clientAddress.description,
+            listHits: hits,
+            hardwareRequired: facts.hardwareRequired
+        )
+        return RiskDecisionRecord(
+            id: id,
+            appID: query.appID,
+            eventID: query.eventID,
+            accountID: query.accountID,
+            deviceID: query.claims?.deviceID,
+            tokenID: query.claims?.tokenID,
+            tokenState: state,
+            clientAddress: query.clientAddress.description,
+            userAgent: query.userAgent,
+            pageURL: pageURL,
+            verdict: judge(inputs, rules: RiskRules.effective(app: facts.appRules, event: facts.eventRules)),
+            decidedAt: query.at
+        )
+    }
+}

@@ -50,9 +50,6 @@ public struct STSOperations: Sendable {
         let policy: String?
     }
 
-    /// How long a risk decision vouches for a device's account and risk.
-    static let decisionWindow: TimeInterval = 3600
-
     /// The claims of the attestation token the caller sent for the role's attester, checked (a use
     /// counted) and, when the role asks, saying the device's hardware attested it.
     private func attestedClaims(app: App, role: STSRole, header: (String) -> String?) async throws -> AttestationClaims {
@@ -92,37 +89,12 @@ public struct STSOperations: Sendable {
         guard role.status == .active else { throw DomainError(.roleDisabled, "Role \(role.roleID) is disabled.", field: "roleId") }
         let claims = try await attestedClaims(app: app, role: role, header: header)
         let device = try DeviceID(validating: claims.did)
-        var account: String?
-        if role.requireRiskDecision || role.needsAccount || accountID != nil {
-            let latest = try await store.latestDecision(
-                appID: app.id,
-                deviceID: device,
-                decidedAfter: clock.now().addingTimeInterval(-Self.decisionWindow)
-            )
-            if role.requireRiskDecision {
-                guard let latest else {
-                    throw DomainError(.riskDecisionRequired, "This role needs a risk decision about the device in the last hour.", field: "roleId")
-                }
-                guard latest.decision != .reject else {
-                    throw DomainError(.riskDecisionRequired, "The device's latest risk decision is reject.", field: "roleId")
-                }
-            }
-            account = latest?.accountID
-            if role.needsAccount && account == nil {
-                throw DomainError(
-                    .accountNotVouched,
-                    "No risk decision in the last hour names this device's account; the app's backend vouches for it with a risk query.",
-                    field: "accountId"
-                )
-            }
-            if let accountID, accountID != account {
-                throw DomainError(
-                    .accountNotVouched,
-                    "accountId is not the account the app's backend vouched for on this device.",
-                    field: "accountId"
-                )
-            }
+        var latest: RoleAccess.LatestDecision?
+        if RoleAccess.needsLatestDecision(role, requestedAccount: accountID) {
+            latest = try await store.latestDecision(appID: app.id, deviceID: device, decidedAfter: RoleAccess.windowStart(at: clock.now()))
+                .map { RoleAccess.LatestDecision(decision: $0.decision, accountID: $0.accountID) }
         }
+        let account = try RoleAccess.vouchedAccount(role: role, latest: latest, requestedAccount: accountID)
         let policy = try role.policyTemplate.map { template throws(DomainError) in
             try StoragePolicy.render(template, accountID: account ?? "none", deviceID: device.rawValue)
         }

@@ -1,6 +1,3 @@
-// Attestation: attesters, proof-of-work challenges, attestation tokens (JWT, token binding), the gate.
-// Serves seeds 001 (HTTP 428, EO-Attest-Token) and 003 (Approov-Token, pay binding, dynamic configuration).
-
 import Foundation
 
 /// What a device did lately, as the store counts it for an adaptive attester.
