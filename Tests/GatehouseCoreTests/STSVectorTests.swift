@@ -4,8 +4,8 @@ import Testing
 
 @testable import GatehouseCore
 
-/// Every published vector of ../shared/protocols/PROTOCOL-SPECS.md for the signers Gatehouse uses
-/// (Alibaba RPC and ACS3, OSS V1 and V4, SigV4 and S3), in the same order as verify_vectors.py.
+/// Every published vector for the signers Gatehouse uses (Alibaba RPC and ACS3, OSS V1 and V4, SigV4
+/// and S3), from the providers' own documentation; docs/sts.md says how the signers are checked.
 @Suite struct STSVectorTests {
     // MARK: Alibaba RPC, HMAC-SHA1, SignatureVersion 1.0
 

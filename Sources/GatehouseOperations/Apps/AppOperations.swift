@@ -77,19 +77,18 @@ public struct AppOperations: Sendable {
         return (page, apps.count > pageSize.value ? page.last?.appKey : nil)
     }
 
-    public func app(_ appKey: String) async throws -> App {
-        let key = try AppKey(validating: appKey)
-        guard let app = try await store.app(withKey: key) else { throw DomainError(.appNotFound, "No app has appKey '\(appKey)'.", field: "appKey") }
+    public func app(_ appKey: AppKey) async throws -> App {
+        guard let app = try await store.app(withKey: appKey) else { throw DomainError(.appNotFound, "No app has appKey '\(appKey)'.", field: "appKey") }
         return app
     }
 
-    public func view(_ appKey: String) async throws -> AppView {
+    public func view(_ appKey: AppKey) async throws -> AppView {
         let app = try await app(appKey)
         return AppView(app: app, secrets: try await store.secrets(of: app.id), events: try await store.events(of: app.id))
     }
 
     /// Idempotent: asking for the status the app already has changes nothing and is not audited.
-    public func setStatus(_ appKey: String, to status: AppStatus, origin: ChangeOrigin) async throws -> App {
+    public func setStatus(_ appKey: AppKey, to status: AppStatus, origin: ChangeOrigin) async throws -> App {
         let app = try await app(appKey)
         guard app.status != status else { return app }
         let now = clock.now()
@@ -109,8 +108,7 @@ public struct AppOperations: Sendable {
         return updated
     }
 
-    public func rotate(_ appKey: String, kind: String, overlapSeconds: Int?, origin: ChangeOrigin) async throws -> RotatedSecret {
-        let kind = try SecretKind(validating: kind)
+    public func rotate(_ appKey: AppKey, kind: SecretKind, overlapSeconds: Int?, origin: ChangeOrigin) async throws -> RotatedSecret {
         let app = try await app(appKey)
         let existing = try await store.secrets(of: app.id)
         let now = clock.now()
@@ -140,7 +138,7 @@ public struct AppOperations: Sendable {
         return RotatedSecret(secret: rotation.issued, previousRetiresAt: retiredSnapshot?.retiresAt)
     }
 
-    public func registerEvent(_ appKey: String, eventID: Int, name: String, origin: ChangeOrigin) async throws -> RegisteredEvent {
+    public func registerEvent(_ appKey: AppKey, eventID: Int, name: String, origin: ChangeOrigin) async throws -> RegisteredEvent {
         let app = try await app(appKey)
         let now = clock.now()
         let event = try RegisteredEvent.draft(app: app, eventID: eventID, name: name, at: now)
@@ -165,12 +163,12 @@ public struct AppOperations: Sendable {
         return event
     }
 
-    public func events(_ appKey: String) async throws -> [RegisteredEvent] {
+    public func events(_ appKey: AppKey) async throws -> [RegisteredEvent] {
         try await store.events(of: try await app(appKey).id)
     }
 
     public struct AuditQuery: Sendable {
-        public var appKey: String?
+        public var appKey: AppKey?
         public var action: String?
         public var actor: String?
         public var from: Date?
@@ -179,6 +177,18 @@ public struct AppOperations: Sendable {
         public var limit: Int?
 
         public init() {}
+
+        /// The filters of `GET /v1/admin/audit` and the console's audit page.
+        public init(_ parameters: QueryParameters) throws(DomainError) {
+            before = try parameters.int("before").map(Int64.init)
+            if let before, before < 1 { throw DomainError(.invalidParameter, "before is a sequence number, 1 or more.", field: "before") }
+            appKey = try parameters.string("appKey").map { text throws(DomainError) in try AppKey(validating: text) }
+            action = parameters.string("action")
+            actor = parameters.string("actor")
+            from = try parameters.date("from")
+            to = try parameters.date("to")
+            limit = try parameters.int("limit")
+        }
     }
 
     public func audit(_ query: AuditQuery) async throws -> (records: [AuditRecord], nextBefore: Int64?) {

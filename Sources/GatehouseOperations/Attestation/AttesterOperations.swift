@@ -18,7 +18,7 @@ public struct AttesterOperations: Sendable {
         public let sharedSecret: String?
     }
 
-    public func createAttester(_ appKey: String, attestID: String, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
+    public func createAttester(_ appKey: AppKey, attestID: String, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
         let app = try await access.apps.app(appKey)
         try app.requireChangeable()
         let id = try AttestID(validating: attestID)
@@ -43,7 +43,7 @@ public struct AttesterOperations: Sendable {
         return AttesterResult(attester: attester, sharedSecret: secret)
     }
 
-    public func updateAttester(_ appKey: String, attestID: String, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
+    public func updateAttester(_ appKey: AppKey, attestID: String, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
         let app = try await access.apps.app(appKey)
         try app.requireChangeable()
         let stored = try await access.storedAttester(app, attestID)
@@ -63,20 +63,20 @@ public struct AttesterOperations: Sendable {
         return AttesterResult(attester: updated, sharedSecret: secret)
     }
 
-    public func attesters(_ appKey: String) async throws -> [Attester] {
+    public func attesters(_ appKey: AppKey) async throws -> [Attester] {
         let app = try await access.apps.app(appKey)
         return try await access.store.attesters(appID: app.id).map(\.attester)
     }
 
-    public func attester(_ appKey: String, attestID: String) async throws -> Attester {
+    public func attester(_ appKey: AppKey, attestID: String) async throws -> Attester {
         try await access.storedAttester(try await access.apps.app(appKey), attestID).attester
     }
 
-    public func sdkConfig(_ appKey: String) async throws -> StoredSDKConfig {
+    public func sdkConfig(_ appKey: AppKey) async throws -> StoredSDKConfig {
         try await access.store.sdkConfig(appID: try await access.apps.app(appKey).id)
     }
 
-    public func setProtectedHosts(_ appKey: String, hosts: [(host: String, pins: [String])], origin: ChangeOrigin) async throws -> StoredSDKConfig {
+    public func setProtectedHosts(_ appKey: AppKey, hosts: [(host: String, pins: [String])], origin: ChangeOrigin) async throws -> StoredSDKConfig {
         let app = try await access.apps.app(appKey)
         var parsed: [ProtectedHost] = []
         for entry in hosts { parsed.append(try ProtectedHost(host: entry.host, pins: entry.pins)) }

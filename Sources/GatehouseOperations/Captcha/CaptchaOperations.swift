@@ -25,7 +25,7 @@ public struct CaptchaOperations: Sendable {
         public let puzzle: SliderPuzzle
     }
 
-    public func createChallenge(appKey: String, request: CaptchaRequest, hostname: String?, address: String?) async throws -> IssuedPuzzle {
+    public func createChallenge(appKey: AppKey, request: CaptchaRequest, hostname: String?, address: String?) async throws -> IssuedPuzzle {
         let now = clock.now()
         try await limits.admit(.captchaChallenge, address: address, device: request.deviceID, at: now)
         let app = try await apps.app(appKey)
@@ -59,7 +59,7 @@ public struct CaptchaOperations: Sendable {
         case missed(reason: String, attemptsLeft: Int)
     }
 
-    public func answer(appKey: String, challengeID: String, answer: DragAnswer, address: String?) async throws -> (CaptchaChallenge, AnswerOutcome) {
+    public func answer(appKey: AppKey, challengeID: String, answer: DragAnswer, address: String?) async throws -> (CaptchaChallenge, AnswerOutcome) {
         let now = clock.now()
         try await limits.admit(.captchaAnswer, address: address, device: nil, at: now)
         let app = try await apps.app(appKey)

@@ -17,7 +17,7 @@ public struct RiskAdminOperations: Sendable {
         self.clock = clock
     }
 
-    public func updateSettings(_ appKey: String, ztokenTTLSeconds: Int?, retentionDays: Int?, origin: ChangeOrigin) async throws -> App {
+    public func updateSettings(_ appKey: AppKey, ztokenTTLSeconds: Int?, retentionDays: Int?, origin: ChangeOrigin) async throws -> App {
         let app = try await apps.app(appKey)
         var updated = app
         updated.settings = try app.settings.changing(ztokenTTLSeconds: ztokenTTLSeconds, retentionDays: retentionDays)
@@ -43,7 +43,7 @@ public struct RiskAdminOperations: Sendable {
         public let events: [(event: RegisteredEvent, rules: RiskRules?, effective: EffectiveRiskRules)]
     }
 
-    public func rules(_ appKey: String) async throws -> RulesView {
+    public func rules(_ appKey: AppKey) async throws -> RulesView {
         let app = try await apps.app(appKey)
         let stored = try await store.riskRules(appID: app.id)
         var events: [(event: RegisteredEvent, rules: RiskRules?, effective: EffectiveRiskRules)] = []
@@ -55,7 +55,7 @@ public struct RiskAdminOperations: Sendable {
     }
 
     /// Replaces the app's rules (eventID nil) or one registered event's.
-    public func setRules(_ appKey: String, eventID: Int?, rules: RiskRules, origin: ChangeOrigin) async throws -> RulesView {
+    public func setRules(_ appKey: AppKey, eventID: Int?, rules: RiskRules, origin: ChangeOrigin) async throws -> RulesView {
         let app = try await apps.app(appKey)
         let validated = try rules.validated()
         let events = try await store.events(of: app.id)
@@ -73,7 +73,7 @@ public struct RiskAdminOperations: Sendable {
             at: now,
             action: "risk.rules",
             targetType: "risk_rules",
-            targetID: scope == 0 ? appKey : "\(appKey)/\(scope)",
+            targetID: scope == 0 ? appKey.rawValue : "\(appKey)/\(scope)",
             appID: app.id,
             before: before.map(Self.snapshot),
             after: Self.snapshot(validated)
@@ -83,7 +83,7 @@ public struct RiskAdminOperations: Sendable {
     }
 
     public func addListEntry(
-        _ appKey: String,
+        _ appKey: AppKey,
         list: String,
         type: String,
         value: String,
@@ -111,11 +111,11 @@ public struct RiskAdminOperations: Sendable {
         return entry
     }
 
-    public func listEntries(_ appKey: String) async throws -> [RiskListEntry] {
+    public func listEntries(_ appKey: AppKey) async throws -> [RiskListEntry] {
         try await store.listEntries(appID: try await apps.app(appKey).id)
     }
 
-    public func removeListEntry(_ appKey: String, entryID: String, origin: ChangeOrigin) async throws {
+    public func removeListEntry(_ appKey: AppKey, entryID: String, origin: ChangeOrigin) async throws {
         let app = try await apps.app(appKey)
         let notFound = DomainError(.listEntryNotFound, "No list entry \(entryID) for \(appKey).")
         guard let id = UUID(uuidString: entryID), let entry = try await store.listEntries(appID: app.id).first(where: { $0.id == id }) else {
@@ -138,7 +138,7 @@ public struct RiskAdminOperations: Sendable {
         }
     }
 
-    public func device(_ appKey: String, deviceID: String) async throws -> Device {
+    public func device(_ appKey: AppKey, deviceID: String) async throws -> Device {
         let app = try await apps.app(appKey)
         guard let device = try await store.device(appID: app.id, id: try DeviceID(validating: deviceID)) else {
             throw DomainError(.deviceNotFound, "No device \(deviceID) for \(appKey).")
@@ -147,7 +147,7 @@ public struct RiskAdminOperations: Sendable {
     }
 
     public struct DecisionQuery: Sendable {
-        public var appKey: String?
+        public var appKey: AppKey?
         public var eventID: Int?
         public var deviceID: String?
         public var accountID: String?
@@ -160,6 +160,21 @@ public struct RiskAdminOperations: Sendable {
         public var address: String?
 
         public init() {}
+
+        /// The filters of `GET /v1/admin/risk/decisions` and the console's explorer.
+        public init(_ parameters: QueryParameters) throws(DomainError) {
+            appKey = try parameters.string("appKey").map { text throws(DomainError) in try AppKey(validating: text) }
+            eventID = try parameters.int("eventId")
+            deviceID = parameters.string("deviceId")
+            accountID = parameters.string("accountId")
+            decision = parameters.string("decision")
+            tag = parameters.string("tag")
+            address = parameters.string("address")
+            from = try parameters.date("from")
+            to = try parameters.date("to")
+            cursor = parameters.string("cursor")
+            limit = try parameters.int("limit")
+        }
     }
 
     public func decisions(_ query: DecisionQuery) async throws -> (decisions: [ListedDecision], next: String?) {
@@ -199,7 +214,7 @@ public struct RiskAdminOperations: Sendable {
     }
 
     /// One decision in full, with its tags and reasons.
-    public func decision(_ appKey: String, id: String) async throws -> RiskDecisionRecord {
+    public func decision(_ appKey: AppKey, id: String) async throws -> RiskDecisionRecord {
         let app = try await apps.app(appKey)
         guard let uuid = UUID(uuidString: id), let record = try await store.decision(appID: app.id, id: uuid) else {
             throw DomainError(.decisionNotFound, "No decision \(id) for \(appKey).")

@@ -53,7 +53,7 @@ public struct STSOperations: Sendable {
     /// The claims of the attestation token the caller sent for the role's attester, checked (a use
     /// counted) and, when the role asks, saying the device's hardware attested it.
     private func attestedClaims(app: App, role: STSRole, header: (String) -> String?) async throws -> AttestationClaims {
-        let attester = try await attesters.attester(app.appKey.rawValue, attestID: role.attestID.rawValue)
+        let attester = try await attesters.attester(app.appKey, attestID: role.attestID.rawValue)
         let bearer = header("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let token = header(attester.tokenHeader) ?? bearer, !token.isEmpty else {
             throw DomainError(
@@ -81,7 +81,7 @@ public struct STSOperations: Sendable {
 
     /// `header` reads the request's headers by name (the attestation token travels in the
     /// attester's header, or as `Authorization: Bearer`).
-    func caller(appKey: String, roleID: String, accountID: String?, header: (String) -> String?) async throws -> Caller {
+    func caller(appKey: AppKey, roleID: String, accountID: String?, header: (String) -> String?) async throws -> Caller {
         let app = try await apps.app(appKey)
         try app.requireActive()
         let stored = try await roles.storedRole(app, roleID)
@@ -103,7 +103,7 @@ public struct STSOperations: Sendable {
 
     // MARK: Credentials
 
-    public func credentials(appKey: String, roleID: String, accountID: String?, header: (String) -> String?) async throws -> TemporaryCredentials {
+    public func credentials(appKey: AppKey, roleID: String, accountID: String?, header: (String) -> String?) async throws -> TemporaryCredentials {
         let caller = try await caller(appKey: appKey, roleID: roleID, accountID: accountID, header: header)
         let credentials = try await credentials(for: caller, neededUntil: nil)
         let role = caller.role.role
@@ -164,7 +164,7 @@ public struct STSOperations: Sendable {
 
     /// `OSS <AccessKeyId>:<signature>` for the client's V1 string-to-sign, once it reads as a request
     /// the caller's policy allows, dated now (or a URL expiring soon enough).
-    public func signOSS(appKey: String, roleID: String, content: String, accountID: String?, header: (String) -> String?) async throws -> String {
+    public func signOSS(appKey: AppKey, roleID: String, content: String, accountID: String?, header: (String) -> String?) async throws -> String {
         let caller = try await caller(appKey: appKey, roleID: roleID, accountID: accountID, header: header)
         let role = caller.role.role
         guard role.selfSigned, let policy = caller.policy else {
@@ -196,7 +196,7 @@ public struct STSOperations: Sendable {
     // MARK: Presigned URLs
 
     public func presign(
-        appKey: String,
+        appKey: AppKey,
         roleID: String,
         request: PresignRequest,
         accountID: String?,

@@ -26,7 +26,7 @@ public struct STSRoleOperations: Sendable {
         }
     }
 
-    public func createRole(_ appKey: String, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
+    public func createRole(_ appKey: AppKey, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
         let app = try await apps.app(appKey)
         try app.requireChangeable()
         let id = try RoleID(validating: roleID)
@@ -57,7 +57,7 @@ public struct STSRoleOperations: Sendable {
         return role
     }
 
-    public func updateRole(_ appKey: String, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
+    public func updateRole(_ appKey: AppKey, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
         let app = try await apps.app(appKey)
         try app.requireChangeable()
         let stored = try await storedRole(app, roleID)
@@ -80,11 +80,11 @@ public struct STSRoleOperations: Sendable {
         return updated
     }
 
-    public func roles(_ appKey: String) async throws -> [STSRole] {
+    public func roles(_ appKey: AppKey) async throws -> [STSRole] {
         try await store.roles(appID: try await apps.app(appKey).id).map(\.role)
     }
 
-    public func role(_ appKey: String, roleID: String) async throws -> STSRole {
+    public func role(_ appKey: AppKey, roleID: String) async throws -> STSRole {
         try await storedRole(try await apps.app(appKey), roleID).role
     }
 

@@ -79,9 +79,10 @@ struct AdminAppsController {
             context: context,
             whenEmpty: .init()
         )
+        let kind = try SecretKind(validating: context.parameters.get("kind") ?? "")
         let rotated = try await operations.rotate(
             try Query.appKey(context),
-            kind: context.parameters.get("kind") ?? "",
+            kind: kind,
             overlapSeconds: body.overlapSeconds,
             origin: try context.origin()
         )
@@ -112,50 +113,30 @@ struct AdminAppsController {
     }
 
     @Sendable func audit(_ request: Request, context: Context) async throws -> Response {
-        let page = try await operations.audit(try Self.auditQuery(request.uri.queryParameters))
+        let page = try await operations.audit(try .init(Query.reader(request.uri.queryParameters)))
         return try JSONBody.response(
             Components.Schemas.AuditPage(items: try page.records.map(Components.Schemas.AuditEntry.init), nextBefore: page.nextBefore)
         )
-    }
-
-    /// The audit log's filters from query parameters, for the API and the console alike.
-    static func auditQuery(_ parameters: Parameters) throws -> AppOperations.AuditQuery {
-        var query = AppOperations.AuditQuery()
-        query.before = try Query.int(parameters, "before").map(Int64.init)
-        if let before = query.before, before < 1 { throw Problem.badParameter("before", "before is a sequence number, 1 or more.") }
-        query.appKey = parameters.get("appKey")
-        query.action = parameters.get("action")
-        query.actor = parameters.get("actor")
-        query.from = try Query.date(parameters, "from")
-        query.to = try Query.date(parameters, "to")
-        query.limit = try Query.int(parameters, "limit")
-        return query
     }
 }
 
 /// Reading path and query parameters, with a 400 problem for anything unreadable.
 enum Query {
-    /// JSON Schema counts `3364.0` as the integer 3364, and contract tools send it that way, so a zero
-    /// fraction is read too; anything else that is not plain digits is refused.
+    /// The request's query parameters (or a console form's fields) for the query types to read.
+    static func reader(_ parameters: Parameters) -> QueryParameters {
+        QueryParameters { parameters.get($0) }
+    }
+
     static func int(_ query: Parameters, _ name: String) throws -> Int? {
-        guard let text = query.get(name) else { return nil }
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let zeroFraction = parts.count == 1 || (!parts[1].isEmpty && parts[1].allSatisfy { $0 == "0" })
-        guard zeroFraction, let value = Int(parts[0]) else { throw Problem.badParameter(name, "\(name) must be an integer.") }
-        return value
+        try reader(query).int(name)
     }
 
-    /// An RFC 3339 time such as `2026-11-22T10:00:00Z`.
     static func date(_ query: Parameters, _ name: String) throws -> Date? {
-        guard let text = query.get(name) else { return nil }
-        guard let date = RFC3339.parse(text) else {
-            throw Problem.badParameter(name, "\(name) is an RFC 3339 time such as 2026-11-22T10:00:00Z.")
-        }
-        return date
+        try reader(query).date(name)
     }
 
-    static func appKey(_ context: GatehouseRequestContext) throws -> String {
+    static func appKey(_ context: GatehouseRequestContext) throws -> AppKey {
         guard let appKey = context.parameters.get("appKey") else { throw Problem.badParameter("appKey", "appKey is missing.") }
-        return appKey
+        return try AppKey(validating: appKey)
     }
 }

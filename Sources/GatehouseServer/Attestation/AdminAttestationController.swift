@@ -38,14 +38,14 @@ struct AdminAttestationController {
     @Sendable func listAttesters(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let attesters = try await attesters.attesters(appKey)
-        let key = try AppKey(validating: appKey)
+        let key = appKey
         return try JSONBody.response(Components.Schemas.AttesterList(items: attesters.map { .init($0, appKey: key) }))
     }
 
     @Sendable func attester(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let attester = try await attesters.attester(appKey, attestID: context.parameters.get("attestId") ?? "")
-        return try JSONBody.response(Components.Schemas.Attester(attester, appKey: try AppKey(validating: appKey)))
+        return try JSONBody.response(Components.Schemas.Attester(attester, appKey: appKey))
     }
 
     @Sendable func updateAttester(_ request: Request, context: Context) async throws -> Response {
@@ -84,7 +84,7 @@ struct AdminAttestationController {
         return try JSONBody.response(Components.Schemas.SigningKeyInfo(key), status: .created)
     }
 
-    static func result(_ result: AttesterOperations.AttesterResult, appKey: String) async throws -> Components.Schemas.AttesterResult {
-        Components.Schemas.AttesterResult(attester: .init(result.attester, appKey: try AppKey(validating: appKey)), sharedSecret: result.sharedSecret)
+    static func result(_ result: AttesterOperations.AttesterResult, appKey: AppKey) async throws -> Components.Schemas.AttesterResult {
+        Components.Schemas.AttesterResult(attester: .init(result.attester, appKey: appKey), sharedSecret: result.sharedSecret)
     }
 }

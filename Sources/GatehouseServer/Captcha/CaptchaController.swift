@@ -50,7 +50,7 @@ struct CaptchaController {
                 cdata: body.cdata
             )
             let issued = try await captcha.createChallenge(
-                appKey: body.appKey,
+                appKey: try AppKey(validating: body.appKey),
                 request: parsed,
                 hostname: Self.hostname(of: request),
                 address: context.clientAddress
@@ -68,7 +68,7 @@ struct CaptchaController {
                 trajectory: body.trajectory.map { DragPoint(x: $0.x, y: $0.y, t: $0.t) }
             )
             let (challenge, outcome) = try await captcha.answer(
-                appKey: body.appKey,
+                appKey: try AppKey(validating: body.appKey),
                 challengeID: context.parameters.get("challengeId") ?? "",
                 answer: answer,
                 address: context.clientAddress

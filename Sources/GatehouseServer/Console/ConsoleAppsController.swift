@@ -95,21 +95,22 @@ struct ConsoleAppsController {
     }
 
     @Sendable func rotateSecret(_ request: Request, context: Context) async throws -> Response {
+        let kind = try SecretKind(validating: context.parameters.get("kind") ?? "")
         let appKey = try Query.appKey(context)
         let rotated = try await apps.rotate(
             appKey,
-            kind: context.parameters.get("kind") ?? "",
+            kind: kind,
             overlapSeconds: try ConsoleForm.int(context.consoleForm, "overlapSeconds"),
             origin: try context.origin()
         )
-        let kind = rotated.secret.stored.kind.rawValue
+        let kindName = rotated.secret.stored.kind.rawValue
         let retires = rotated.previousRetiresAt.map { "The previous version verifies until \(ConsoleText.time($0))." } ?? ""
         return pages.page(
             "secrets",
             [
-                "title": "New \(kind) secret for \(appKey)", "appKey": appKey, "notice": retires,
+                "title": "New \(kindName) secret for \(appKey)", "appKey": appKey.rawValue, "notice": retires,
                 "secrets": [
-                    ["label": "\(kind) secret, version \(rotated.secret.stored.version)", "value": rotated.secret.plaintext, "id": "rotated-secret"]
+                    ["label": "\(kindName) secret, version \(rotated.secret.stored.version)", "value": rotated.secret.plaintext, "id": "rotated-secret"]
                 ],
             ],
             caller: context.console

@@ -27,7 +27,7 @@ struct ConsoleAttestersController {
         }
         return pages.page(
             "attesters",
-            ["title": "Attesters of \(appKey)", "appKey": appKey, "attesters": rows, "kinds": AttesterKind.allCases.map(\.rawValue)],
+            ["title": "Attesters of \(appKey)", "appKey": appKey.rawValue, "attesters": rows, "kinds": AttesterKind.allCases.map(\.rawValue)],
             caller: context.console
         )
     }
@@ -63,7 +63,7 @@ struct ConsoleAttestersController {
 
     private func shown(
         _ result: AttesterOperations.AttesterResult,
-        appKey: String,
+        appKey: AppKey,
         context: Context,
         status: HTTPResponse.Status
     ) async throws -> Response {
@@ -73,12 +73,12 @@ struct ConsoleAttestersController {
         return page(result.attester, appKey: appKey, secret: result.sharedSecret, context: context, status: status)
     }
 
-    private func page(_ attester: Attester, appKey: String, secret: String?, context: Context, status: HTTPResponse.Status) -> Response {
+    private func page(_ attester: Attester, appKey: AppKey, secret: String?, context: Context, status: HTTPResponse.Status) -> Response {
         let settings: [[String: Any]] = attester.snapshot.keys.sorted().map { ["name": $0, "value": ConsoleText.value(attester.snapshot[$0]!)] }
         return pages.page(
             "attester",
             [
-                "title": "Attester \(attester.attestID.rawValue)", "appKey": appKey, "attestId": attester.attestID.rawValue,
+                "title": "Attester \(attester.attestID.rawValue)", "appKey": appKey.rawValue, "attestId": attester.attestID.rawValue,
                 "active": attester.status == .active, "settings": settings, "secret": secret ?? "",
                 "tokenLifetime": attester.tokenLifetimeSeconds, "challengeLifetime": attester.challengeLifetimeSeconds,
                 "maxUses": attester.maxUses.map(String.init) ?? "",

@@ -18,7 +18,7 @@ struct ConsoleAuditController {
 
     @Sendable func audit(_ request: Request, context: Context) async throws -> Response {
         let filters = ConsoleFilters(request, names: Self.filterNames)
-        var query = try AdminAppsController.auditQuery(filters.given)
+        var query = try AppOperations.AuditQuery(Query.reader(filters.given))
         query.limit = query.limit ?? 50
         let page = try await apps.audit(query)
         let rows: [[String: Any]] = page.records.map { record in

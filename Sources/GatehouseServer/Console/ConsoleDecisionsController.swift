@@ -20,7 +20,7 @@ struct ConsoleDecisionsController {
     @Sendable func explorer(_ request: Request, context: Context) async throws -> Response {
         let filters = ConsoleFilters(request, names: Self.filterNames)
         let given = filters.given
-        var query = try AdminRiskController.decisionQuery(given)
+        var query = try RiskAdminOperations.DecisionQuery(Query.reader(given))
         query.limit = query.limit ?? 50
         let page = try await risk.decisions(query)
         let rows: [[String: Any]] = page.decisions.map { listed in
@@ -56,7 +56,7 @@ struct ConsoleDecisionsController {
         return pages.page(
             "decision",
             [
-                "title": "Decision \(record.id.uuidString.lowercased())", "facts": facts, "appKey": appKey,
+                "title": "Decision \(record.id.uuidString.lowercased())", "facts": facts, "appKey": appKey.rawValue,
                 "deviceId": record.deviceID?.rawValue ?? "",
                 "tags": record.verdict.tags.map { ["tag": $0.tag, "reason": $0.reason, "weight": $0.weight] },
             ],

@@ -44,7 +44,7 @@ struct ConsoleRiskController {
         return pages.page(
             "risk",
             [
-                "title": "Risk rules of \(appKey)", "appKey": appKey, "scopes": scopes, "entries": entries,
+                "title": "Risk rules of \(appKey)", "appKey": appKey.rawValue, "scopes": scopes, "entries": entries,
                 "lists": RiskListEntry.Kind.allCases.map(\.rawValue), "types": RiskListEntry.Subject.allCases.map(\.rawValue),
                 "limits": Self.limitNames,
             ],

@@ -31,7 +31,7 @@ struct ConsoleRolesController {
         }
         return pages.page(
             "roles",
-            ["title": "STS roles of \(appKey)", "appKey": appKey, "roles": rows, "providers": STSProvider.allCases.map(\.rawValue)],
+            ["title": "STS roles of \(appKey)", "appKey": appKey.rawValue, "roles": rows, "providers": STSProvider.allCases.map(\.rawValue)],
             caller: context.console
         )
     }
@@ -60,7 +60,7 @@ struct ConsoleRolesController {
         return pages.page(
             "role",
             [
-                "title": "STS role \(role.roleID.rawValue)", "appKey": appKey, "roleId": role.roleID.rawValue, "active": role.status == .active,
+                "title": "STS role \(role.roleID.rawValue)", "appKey": appKey.rawValue, "roleId": role.roleID.rawValue, "active": role.status == .active,
                 "settings": settings, "duration": role.durationSeconds,
             ],
             caller: context.console

@@ -79,27 +79,11 @@ struct AdminRiskController {
     }
 
     @Sendable func decisions(_ request: Request, context: Context) async throws -> Response {
-        let page = try await risk.decisions(try Self.decisionQuery(request.uri.queryParameters))
+        let page = try await risk.decisions(try .init(Query.reader(request.uri.queryParameters)))
         return RiskDecisionJSON.page(page.decisions.map { ($0.record, $0.appKey) }, next: page.next)
     }
 
     /// The explorer's filters from query parameters, for the API and the console alike.
-    static func decisionQuery(_ parameters: Parameters) throws -> RiskAdminOperations.DecisionQuery {
-        var query = RiskAdminOperations.DecisionQuery()
-        query.appKey = parameters.get("appKey")
-        query.eventID = try Query.int(parameters, "eventId")
-        query.deviceID = parameters.get("deviceId")
-        query.accountID = parameters.get("accountId")
-        query.decision = parameters.get("decision")
-        query.tag = parameters.get("tag")
-        query.address = parameters.get("address")
-        query.from = try Query.date(parameters, "from")
-        query.to = try Query.date(parameters, "to")
-        query.cursor = parameters.get("cursor")
-        query.limit = try Query.int(parameters, "limit")
-        return query
-    }
-
     private func setRules(_ request: Request, _ context: GatehouseRequestContext, eventID: Int?) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.RiskRules.self, from: request, context: context)
         let view = try await risk.setRules(

@@ -21,9 +21,9 @@ struct AdminSTSController {
 
     @Sendable func createRole(_ request: Request, context: Context) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.RoleCreate.self, from: request, context: context)
-        let appKey = try AppKey(validating: try Query.appKey(context))
+        let appKey = try Query.appKey(context)
         let role = try await roles.createRole(
-            appKey.rawValue,
+            appKey,
             roleID: body.roleId,
             change: RoleChange(body),
             key: try RoleChange.key(body),
@@ -33,24 +33,24 @@ struct AdminSTSController {
     }
 
     @Sendable func listRoles(_ request: Request, context: Context) async throws -> Response {
-        let appKey = try AppKey(validating: try Query.appKey(context))
-        let list = try await roles.roles(appKey.rawValue)
+        let appKey = try Query.appKey(context)
+        let list = try await roles.roles(appKey)
         return try JSONBody.response(Components.Schemas.RoleList(items: list.map { .init($0, appKey: appKey) }))
     }
 
     @Sendable func role(_ request: Request, context: Context) async throws -> Response {
-        let appKey = try AppKey(validating: try Query.appKey(context))
-        let role = try await roles.role(appKey.rawValue, roleID: context.parameters.get("roleId") ?? "")
+        let appKey = try Query.appKey(context)
+        let role = try await roles.role(appKey, roleID: context.parameters.get("roleId") ?? "")
         return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey))
     }
 
     @Sendable func updateRole(_ request: Request, context: Context) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.RoleUpdate.self, from: request, context: context)
-        let appKey = try AppKey(validating: try Query.appKey(context))
+        let appKey = try Query.appKey(context)
         var change = RoleChange(body)
         change.status = body.status?.rawValue
         let role = try await roles.updateRole(
-            appKey.rawValue,
+            appKey,
             roleID: context.parameters.get("roleId") ?? "",
             change: change,
             key: try RoleChange.key(body),

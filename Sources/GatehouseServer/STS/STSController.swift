@@ -24,7 +24,7 @@ struct STSController {
         try await Self.stsErrors {
             let query = request.uri.queryParameters
             let credentials = try await sts.credentials(
-                appKey: try Self.required(query, "appKey"),
+                appKey: try AppKey(validating: try Self.required(query, "appKey")),
                 roleID: try Self.required(query, "roleId"),
                 accountID: query.get("accountId"),
                 header: Self.headerReader(request)
@@ -45,7 +45,7 @@ struct STSController {
         try await Self.stsErrors {
             let body = try await JSONBody.decode(Components.Schemas.OSSSignRequest.self, from: request, context: context)
             let authorization = try await sts.signOSS(
-                appKey: body.appKey,
+                appKey: try AppKey(validating: body.appKey),
                 roleID: body.roleId,
                 content: body.content,
                 accountID: body.accountId,
@@ -59,7 +59,7 @@ struct STSController {
         try await Self.stsErrors {
             let body = try await JSONBody.decode(Components.Schemas.PresignRequest.self, from: request, context: context)
             let presigned = try await sts.presign(
-                appKey: body.appKey,
+                appKey: try AppKey(validating: body.appKey),
                 roleID: body.roleId,
                 request: PresignRequest(
                     method: body.method.rawValue,

@@ -76,7 +76,7 @@ struct AppCommand: AsyncParsableCommand {
 
         func run() async throws {
             let rotated = try await withAppOperations(common) { operations, origin in
-                try await operations.rotate(appKey, kind: kind, overlapSeconds: overlap, origin: origin)
+                try await operations.rotate(try AppKey(validating: appKey), kind: try SecretKind(validating: kind), overlapSeconds: overlap, origin: origin)
             }
             print("\(kind) secret version \(rotated.secret.stored.version): \(rotated.secret.plaintext)    (shown once)")
             if let retires = rotated.previousRetiresAt {
@@ -103,7 +103,7 @@ struct AppCommand: AsyncParsableCommand {
 
     static func changeStatus(_ appKey: String, to status: AppStatus, _ common: CommonOptions) async throws {
         let app = try await withAppOperations(common) { operations, origin in
-            try await operations.setStatus(appKey, to: status, origin: origin)
+            try await operations.setStatus(try AppKey(validating: appKey), to: status, origin: origin)
         }
         print("\(app.appKey) \(app.status.rawValue)")
     }
@@ -125,7 +125,7 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let event = try await withAppOperations(common) { operations, origin in
-                try await operations.registerEvent(appKey, eventID: id, name: name, origin: origin)
+                try await operations.registerEvent(try AppKey(validating: appKey), eventID: id, name: name, origin: origin)
             }
             print("registered event \(event.eventID) '\(event.name)' for \(appKey)")
         }

@@ -116,7 +116,7 @@ struct AttesterCommand: AsyncParsableCommand {
             }
             let finalChange = change
             let result = try await withAttesterOperations(common) { operations, origin in
-                try await operations.createAttester(appKey, attestID: attestID, change: finalChange, origin: origin)
+                try await operations.createAttester(try AppKey(validating: appKey), attestID: attestID, change: finalChange, origin: origin)
             }
             print("attester \(result.attester.attestID) created (\(Self.describe(result.attester)))")
             if let secret = result.sharedSecret { print("sharedSecret: \(secret)    (HS256 key, base64; shown once)") }
@@ -129,7 +129,7 @@ struct AttesterCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            let attesters = try await withAttesterOperations(common) { operations, _ in try await operations.attesters(appKey) }
+            let attesters = try await withAttesterOperations(common) { operations, _ in try await operations.attesters(try AppKey(validating: appKey)) }
             for attester in attesters {
                 let routes = attester.routes.map { "\($0.method):\($0.pathPrefix)" }.joined(separator: " ")
                 print("\(attester.attestID)\t\(attester.status.rawValue)\t\(Create.describe(attester))\t\(attester.tokenHeader)\t\(routes)")
@@ -161,7 +161,7 @@ private func setStatus(_ status: String, _ appKey: String, _ attestID: String, _
     change.status = status
     let finalChange = change
     let result = try await withAttesterOperations(common) { operations, origin in
-        try await operations.updateAttester(appKey, attestID: attestID, change: finalChange, origin: origin)
+        try await operations.updateAttester(try AppKey(validating: appKey), attestID: attestID, change: finalChange, origin: origin)
     }
     print("attester \(result.attester.attestID) \(result.attester.status.rawValue)")
 }

@@ -84,7 +84,7 @@ struct RoleCommand: AsyncParsableCommand {
             let finalChange = change
             let key = try keyFromEnvironment(required: true)
             let role = try await withRoleOperations(common) { operations, origin in
-                try await operations.createRole(appKey, roleID: roleID, change: finalChange, key: key, origin: origin)
+                try await operations.createRole(try AppKey(validating: appKey), roleID: roleID, change: finalChange, key: key, origin: origin)
             }
             print("role \(role.roleID) created (\(role.provider.rawValue), \(role.durationSeconds) s)")
         }
@@ -96,7 +96,7 @@ struct RoleCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            for role in try await withRoleOperations(common, { operations, _ in try await operations.roles(appKey) }) {
+            for role in try await withRoleOperations(common, { operations, _ in try await operations.roles(try AppKey(validating: appKey)) }) {
                 print("\(role.roleID)\t\(role.status.rawValue)\t\(role.provider.rawValue)\t\(role.roleArn)\t\(role.durationSeconds)")
             }
         }
@@ -111,7 +111,7 @@ struct RoleCommand: AsyncParsableCommand {
         func run() async throws {
             let key = try keyFromEnvironment(required: true)
             let role = try await withRoleOperations(common) { operations, origin in
-                try await operations.updateRole(appKey, roleID: roleID, change: RoleChange(), key: key, origin: origin)
+                try await operations.updateRole(try AppKey(validating: appKey), roleID: roleID, change: RoleChange(), key: key, origin: origin)
             }
             print("role \(role.roleID): key pair replaced")
         }
@@ -141,7 +141,7 @@ private func setRoleStatus(_ status: String, _ appKey: String, _ roleID: String,
     change.status = status
     let finalChange = change
     let role = try await withRoleOperations(common) { operations, origin in
-        try await operations.updateRole(appKey, roleID: roleID, change: finalChange, key: nil, origin: origin)
+        try await operations.updateRole(try AppKey(validating: appKey), roleID: roleID, change: finalChange, key: nil, origin: origin)
     }
     print("role \(role.roleID) \(role.status.rawValue)")
 }
