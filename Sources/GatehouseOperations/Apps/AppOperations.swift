@@ -78,7 +78,9 @@ public struct AppOperations: Sendable {
     }
 
     public func app(_ appKey: AppKey) async throws -> App {
-        guard let app = try await store.app(withKey: appKey) else { throw DomainError(.appNotFound, "No app has appKey '\(appKey)'.", field: "appKey") }
+        guard let app = try await store.app(withKey: appKey) else {
+            throw DomainError(.appNotFound, "No app has appKey '\(appKey)'.", field: "appKey")
+        }
         return app
     }
 

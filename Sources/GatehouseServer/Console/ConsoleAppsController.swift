@@ -110,7 +110,10 @@ struct ConsoleAppsController {
             [
                 "title": "New \(kindName) secret for \(appKey)", "appKey": appKey.rawValue, "notice": retires,
                 "secrets": [
-                    ["label": "\(kindName) secret, version \(rotated.secret.stored.version)", "value": rotated.secret.plaintext, "id": "rotated-secret"]
+                    [
+                        "label": "\(kindName) secret, version \(rotated.secret.stored.version)", "value": rotated.secret.plaintext,
+                        "id": "rotated-secret",
+                    ]
                 ],
             ],
             caller: context.console

@@ -60,7 +60,8 @@ struct ConsoleRolesController {
         return pages.page(
             "role",
             [
-                "title": "STS role \(role.roleID.rawValue)", "appKey": appKey.rawValue, "roleId": role.roleID.rawValue, "active": role.status == .active,
+                "title": "STS role \(role.roleID.rawValue)", "appKey": appKey.rawValue, "roleId": role.roleID.rawValue,
+                "active": role.status == .active,
                 "settings": settings, "duration": role.durationSeconds,
             ],
             caller: context.console

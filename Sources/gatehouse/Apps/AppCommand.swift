@@ -76,7 +76,12 @@ struct AppCommand: AsyncParsableCommand {
 
         func run() async throws {
             let rotated = try await withAppOperations(common) { operations, origin in
-                try await operations.rotate(try AppKey(validating: appKey), kind: try SecretKind(validating: kind), overlapSeconds: overlap, origin: origin)
+                try await operations.rotate(
+                    try AppKey(validating: appKey),
+                    kind: try SecretKind(validating: kind),
+                    overlapSeconds: overlap,
+                    origin: origin
+                )
             }
             print("\(kind) secret version \(rotated.secret.stored.version): \(rotated.secret.plaintext)    (shown once)")
             if let retires = rotated.previousRetiresAt {

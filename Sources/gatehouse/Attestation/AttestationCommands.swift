@@ -129,7 +129,8 @@ struct AttesterCommand: AsyncParsableCommand {
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
-            let attesters = try await withAttesterOperations(common) { operations, _ in try await operations.attesters(try AppKey(validating: appKey)) }
+            let attesters = try await withAttesterOperations(common) { operations, _ in try await operations.attesters(try AppKey(validating: appKey))
+            }
             for attester in attesters {
                 let routes = attester.routes.map { "\($0.method):\($0.pathPrefix)" }.joined(separator: " ")
                 print("\(attester.attestID)\t\(attester.status.rawValue)\t\(Create.describe(attester))\t\(attester.tokenHeader)\t\(routes)")
