@@ -164,7 +164,7 @@ import Testing
                 let later = try await store.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew + 6 * 3_600))
                 #expect((later?.partitions.dropped ?? 0) >= 1)
             }
-            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens", []).isEmpty)
+            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens").isEmpty)
         }
     }
 
@@ -268,37 +268,41 @@ import Testing
         try await withMigratedStore(.postgres) { (store, _) async throws in
             let (app, device) = try await seed(store)
             // Inside every window: seconds before the query.
-            let seen: [SQLValue] = [.uuid(app.id.rawValue), .date(now.addingTimeInterval(-30))]
+            let seen = now.addingTimeInterval(-30)
             try await store.database.query(
                 """
                 INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen)
-                SELECT $1, 3, '203.0.113.66', 'attack-' || t, $2 FROM generate_series(1, 60000) t
-                """,
-                seen
+                SELECT \(app.id.rawValue), 3, '203.0.113.66', 'attack-' || t, \(seen) FROM generate_series(1, 60000) t
+                """
             )
             try await store.database.query(
                 """
                 INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen)
-                SELECT $1, 2, 'u1', 'attack-' || t, $2 FROM generate_series(1, 30000) t
-                """,
-                seen
+                SELECT \(app.id.rawValue), 2, 'u1', 'attack-' || t, \(seen) FROM generate_series(1, 30000) t
+                """
             )
-            try await store.database.query("ANALYZE velocity_edges", [])
+            try await store.database.query("ANALYZE velocity_edges")
             let queryKeys = try keys(app, try mint(app: app, device: device))
             let rules = RiskRules.effective(app: nil, event: nil)
-            let binds = SQLStore.deviceAndVelocityBinds(queryKeys, deviceID: device.id, rules: rules)
-            let custom = try await store.database.query("EXPLAIN " + SQLStore.DeviceAndVelocityRead.sql, binds)
+            let statement = SQLStore.DeviceAndVelocityRead.statement(queryKeys, deviceID: device.id, rules: rules)
+            let custom = try await store.database.query("EXPLAIN \(statement)")
             // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
             // without the parameters' values. That plan must walk the indexes too.
             let generic = try await store.database.transaction { transaction in
-                try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan", [])
-                try await transaction.query(
-                    "PREPARE velocity_plan_test (uuid, text, timestamptz, timestamptz, text, text, timestamptz, bigint, bigint, bigint, bigint) AS "
-                        + SQLStore.DeviceAndVelocityRead.sql,
-                    []
-                )
+                try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
+                let types = statement.binds.map { value -> String in
+                    switch value {
+                    case .text: "text"
+                    case .uuid: "uuid"
+                    case .int: "bigint"
+                    case .date: "timestamptz"
+                    case .bytes: "bytea"
+                    case .null: "text"
+                    }
+                }
+                try await transaction.query(SQL(unbound: "PREPARE velocity_plan_test (\(types.joined(separator: ", "))) AS \(statement.text)"))
                 // EXECUTE takes no bound parameters: the values go as literals (test values, no quotes in them).
-                let literals = binds.map { value -> String in
+                let literals = statement.binds.map { value -> String in
                     switch value {
                     case .text(let text): return "'\(text)'"
                     case .uuid(let uuid): return "'\(uuid)'"
@@ -307,8 +311,8 @@ import Testing
                     case .bytes, .null: return "NULL"
                     }
                 }
-                let plan = try await transaction.query("EXPLAIN EXECUTE velocity_plan_test (\(literals.joined(separator: ", ")))", [])
-                try await transaction.query("DEALLOCATE velocity_plan_test", [])
+                let plan = try await transaction.query(SQL(unbound: "EXPLAIN EXECUTE velocity_plan_test (\(literals.joined(separator: ", ")))"))
+                try await transaction.query("DEALLOCATE velocity_plan_test")
                 return plan
             }
             for rows in [custom, generic] {
@@ -422,16 +426,16 @@ import Testing
             await store.catchUpWritesBehind()
             let day = PartitionedTable.decisions.rangeName(start: PartitionedTable.floor(PartitionedTable.seconds(now), to: 86_400))
             func dayExists() async throws -> Bool {
-                try await !store.database.query("SELECT 1 AS present FROM pg_class WHERE relname = $1", [.text(day)]).isEmpty
+                try await !store.database.query("SELECT 1 AS present FROM pg_class WHERE relname = \(.text(day))").isEmpty
             }
-            #expect(try await store.database.query("SELECT decision_id FROM risk_decisions_default", []).isEmpty, "each in its day")
+            #expect(try await store.database.query("SELECT decision_id FROM risk_decisions_default").isEmpty, "each in its day")
             let week = try await store.purgeExpired(at: now.addingTimeInterval(8 * 86_400))
             let keptAWeek = try await dayExists()
             #expect(week?.decisions == 3 && keptAWeek, "the brief app's by rows, the day kept for the other")
             let month = try await store.purgeExpired(at: now.addingTimeInterval(31 * 86_400))
             let keptAMonth = try await dayExists()
             #expect(month?.decisions == 0 && !keptAMonth, "the day dropped whole")
-            #expect(try await store.database.query("SELECT decision_id FROM risk_decisions", []).isEmpty)
+            #expect(try await store.database.query("SELECT decision_id FROM risk_decisions").isEmpty)
         }
     }
 
@@ -446,9 +450,8 @@ import Testing
             try await store.database.query(
                 """
                 INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at)
-                SELECT $1, 'stray-' || t, 'device', $2, $3 FROM generate_series(1, \(rows)) t
-                """,
-                [.uuid(app.id.rawValue), .date(now), .date(now.addingTimeInterval(60))]
+                SELECT \(.uuid(app.id.rawValue)), 'stray-' || t, 'device', \(.date(now)), \(.date(now.addingTimeInterval(60))) FROM generate_series(1, \(rows)) t
+                """
             )
             let misses = try await withThrowingTaskGroup(of: Int.self) { group in
                 group.addTask {
@@ -460,8 +463,7 @@ import Testing
                         var missed = 0
                         for round in 0..<150 {
                             let found = try await store.database.query(
-                                "SELECT token_id FROM consumed_ztokens WHERE app_id = $1 AND token_id = $2",
-                                [.uuid(app.id.rawValue), .text("stray-\((reader * 150 + round) % rows + 1)")]
+                                "SELECT token_id FROM consumed_ztokens WHERE app_id = \(.uuid(app.id.rawValue)) AND token_id = \(.text("stray-\((reader * 150 + round) % rows + 1)"))"
                             )
                             missed += found.isEmpty ? 1 : 0
                         }
@@ -471,8 +473,8 @@ import Testing
                 return try await group.reduce(0, +)
             }
             #expect(misses == 0)
-            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens_default", []).isEmpty, "moved into their range")
-            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens", []).count == rows)
+            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens_default").isEmpty, "moved into their range")
+            #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens").count == rows)
         }
     }
 

@@ -36,19 +36,19 @@ import Testing
         }
 
         try await StoreService.withStore(.postgres(url: multiHost), logger: TestDatabase.logger) { store in
-            try await store.database.query("CREATE TABLE writes (n integer)", [])
-            try await store.database.query("INSERT INTO writes VALUES (1)", [])
+            try await store.database.query("CREATE TABLE writes (n integer)")
+            try await store.database.query("INSERT INTO writes VALUES (1)")
 
             try await setReadOnly(true)
             var refused: StoreError?
-            do { try await store.database.query("INSERT INTO writes VALUES (2)", []) } catch { refused = error as? StoreError }
+            do { try await store.database.query("INSERT INTO writes VALUES (2)") } catch { refused = error as? StoreError }
             #expect(refused.map { if case .unavailable = $0 { true } else { false } } == true, "\(String(describing: refused))")
             // Refused by the hosts' own answer ("no writable database"), not by the statement's
             // timeout ("did not answer in time"): the message says which, whatever the machine's
             // load, where a wall-clock bound between the probe and the statement timeout did not
             // (4.25 s against 3 s with the whole suite running on two cores).
             var again: StoreError?
-            do { try await store.database.query("INSERT INTO writes VALUES (3)", []) } catch { again = error as? StoreError }
+            do { try await store.database.query("INSERT INTO writes VALUES (3)") } catch { again = error as? StoreError }
             let reason = again.map { if case .unavailable(let reason) = $0 { reason } else { "" } } ?? ""
             #expect(reason.contains("no writable database"), "no writable host: refused without waiting out the timeout (\(reason))")
 
@@ -56,7 +56,7 @@ import Testing
             var written = false
             let deadline = ContinuousClock.now + .seconds(15)
             while !written, ContinuousClock.now < deadline {
-                written = (try? await store.database.query("INSERT INTO writes VALUES (4)", [])) != nil
+                written = (try? await store.database.query("INSERT INTO writes VALUES (4)")) != nil
                 if !written { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(written, "writes again on the same store, no restart")
@@ -64,7 +64,7 @@ import Testing
             // the host out for a watch period, so the read is retried as the insert was.
             var refusedRows: Int64?
             while refusedRows == nil, ContinuousClock.now < deadline + .seconds(5) {
-                refusedRows = try? await store.database.query("SELECT count(*) AS n FROM writes WHERE n IN (2, 3)", []).first?.int("n")
+                refusedRows = try? await store.database.query("SELECT count(*) AS n FROM writes WHERE n IN (2, 3)").first?.int("n")
                 if refusedRows == nil { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(refusedRows == 0, "nothing refused was written")

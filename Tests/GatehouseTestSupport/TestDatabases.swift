@@ -82,7 +82,7 @@ extension SQLStore {
     /// Runs a statement with no parameters and no result: creating and dropping throwaway databases,
     /// probing the append-only triggers. The service has no such door.
     public func execute(_ statement: String) async throws(StoreError) {
-        try await database.query(statement, [])
+        try await database.query(SQL(unbound: statement))
     }
 }
 

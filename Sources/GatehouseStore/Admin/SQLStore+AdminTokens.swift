@@ -5,35 +5,34 @@ extension SQLStore: AdminTokenStore {
     public func createAdminToken(_ token: AdminToken, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(
-                "INSERT INTO admin_tokens (token_id, name, token_hash, created_at, revoked_at, role) VALUES ($1, $2, $3, $4, $5, $6)",
-                [
-                    .uuid(token.id), .text(token.name), .bytes(token.hash), .date(token.createdAt), .optional(token.revokedAt),
-                    .text(token.role.rawValue),
-                ]
+                """
+                INSERT INTO admin_tokens (token_id, name, token_hash, created_at, revoked_at, role) VALUES (\(.uuid(token.id)),
+                  \(.text(token.name)), \(.bytes(token.hash)), \(.date(token.createdAt)), \(.optional(token.revokedAt)),
+                  \(.text(token.role.rawValue)))
+                """
             )
         }
     }
 
     public func adminToken(withHash hash: [UInt8]) async throws(StoreError) -> AdminToken? {
-        try await database.query("SELECT * FROM admin_tokens WHERE token_hash = $1", [.bytes(hash)]).first.map(Self.adminToken)
+        try await database.query("SELECT * FROM admin_tokens WHERE token_hash = \(.bytes(hash))").first.map(Self.adminToken)
     }
 
     public func listAdminTokens() async throws(StoreError) -> [AdminToken] {
-        try await database.query("SELECT * FROM admin_tokens ORDER BY name", []).map(Self.adminToken)
+        try await database.query("SELECT * FROM admin_tokens ORDER BY name").map(Self.adminToken)
     }
 
     public func revokeAdminToken(named name: String, at now: Date, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             let rows = try await transaction.query(
-                "UPDATE admin_tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING token_id",
-                [.date(now), .text(name)]
+                "UPDATE admin_tokens SET revoked_at = \(.date(now)) WHERE name = \(.text(name)) AND revoked_at IS NULL RETURNING token_id"
             )
             guard !rows.isEmpty else { throw StoreError.notFound("no live admin token named '\(name)'") }
         }
     }
 
     public func hasAdminTokens() async throws(StoreError) -> Bool {
-        !(try await database.query("SELECT token_id FROM admin_tokens LIMIT 1", [])).isEmpty
+        !(try await database.query("SELECT token_id FROM admin_tokens LIMIT 1")).isEmpty
     }
 
     static func adminToken(_ row: SQLRow) throws(StoreError) -> AdminToken {
@@ -58,18 +57,14 @@ extension SQLStore: AuditLog {
         let rows = try await database.query(
             """
             SELECT * FROM audit_log
-            WHERE seq < $1 AND ($2 = 0 OR app_id = $3) AND ($4 = 0 OR action = $5) AND ($6 = 0 OR actor = $7)
-              AND occurred_at >= $8 AND occurred_at < $9
-            ORDER BY seq DESC LIMIT $10
-            """,
-            [
-                .int(before ?? Int64.max),
-                flag(filter.appID != nil), .uuid(filter.appID?.rawValue ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
-                flag(filter.action != nil), .text(filter.action ?? ""),
-                flag(filter.actor != nil), .text(filter.actor?.description ?? ""),
-                .date(filter.from ?? Date(millisecondsSince1970: 0)), .date(filter.to ?? Date(millisecondsSince1970: 253_402_300_799_000)),
-                .int(Int64(limit)),
-            ]
+            WHERE seq < \(.int(before ?? Int64.max)) AND (\(flag(filter.appID != nil)) = 0 OR app_id =
+              \(.uuid(filter.appID?.rawValue ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))) AND (\(flag(filter.action != nil)) =
+              0 OR action = \(.text(filter.action ?? ""))) AND (\(flag(filter.actor != nil)) = 0 OR actor =
+              \(.text(filter.actor?.description ?? "")))
+              AND occurred_at >= \(.date(filter.from ?? Date(millisecondsSince1970: 0))) AND occurred_at <
+                \(.date(filter.to ?? Date(millisecondsSince1970: 253_402_300_799_000)))
+            ORDER BY seq DESC LIMIT \(.int(Int64(limit)))
+            """
         )
         return try rows.map { row throws(StoreError) in
             let actorText = try row.text("actor")

@@ -21,8 +21,7 @@ extension SQLStore {
             if dialect == .postgres {
                 // SQLite's BEGIN IMMEDIATE already keeps other writers out.
                 try await transaction.query(
-                    "LOCK TABLE app_secrets, attesters, signing_keys, storage_roles, sts_credentials, gatehouse_settings IN EXCLUSIVE MODE",
-                    []
+                    "LOCK TABLE app_secrets, attesters, signing_keys, storage_roles, sts_credentials, gatehouse_settings IN EXCLUSIVE MODE"
                 )
             }
             let current = try await Self.sealedValues(in: transaction)
@@ -30,10 +29,9 @@ extension SQLStore {
                 throw StoreError.conflict("sealed values changed during the rotation; run it again")
             }
             for (_, new) in replacements { try await Self.write(new, in: transaction) }
-            try await transaction.query("DELETE FROM sts_credentials", [])
+            try await transaction.query("DELETE FROM sts_credentials")
             let updated = try await transaction.query(
-                "UPDATE gatehouse_settings SET value = $1 WHERE name = 'master_key_check' RETURNING name",
-                [.bytes(keyCheck)]
+                "UPDATE gatehouse_settings SET value = \(.bytes(keyCheck)) WHERE name = 'master_key_check' RETURNING name"
             )
             guard !updated.isEmpty else { throw StoreError.notFound("the master key check (start the server once first)") }
         }
@@ -51,24 +49,23 @@ extension SQLStore {
 
     private static func sealedValues(in database: any SQLDatabase) async throws(StoreError) -> [SealedValue] {
         var values: [SealedValue] = []
-        for row in try await database.query("SELECT app_id, kind, version, sealed FROM app_secrets ORDER BY app_id, kind, version", []) {
+        for row in try await database.query("SELECT app_id, kind, version, sealed FROM app_secrets ORDER BY app_id, kind, version") {
             guard let kind = SecretKind(rawValue: try row.text("kind")) else { throw .corruptRow("app_secrets.kind") }
             values.append(
                 .appSecret(appID: AppID(try row.uuid("app_id")), kind: kind, version: Int(try row.int("version")), sealed: try row.bytes("sealed"))
             )
         }
         for row in try await database.query(
-            "SELECT app_id, attest_id, sealed_secret FROM attesters WHERE sealed_secret IS NOT NULL ORDER BY app_id, attest_id",
-            []
+            "SELECT app_id, attest_id, sealed_secret FROM attesters WHERE sealed_secret IS NOT NULL ORDER BY app_id, attest_id"
         ) {
             values.append(
                 .attesterSecret(appID: AppID(try row.uuid("app_id")), attestID: try row.text("attest_id"), sealed: try row.bytes("sealed_secret"))
             )
         }
-        for row in try await database.query("SELECT kid, sealed_key FROM signing_keys ORDER BY kid", []) {
+        for row in try await database.query("SELECT kid, sealed_key FROM signing_keys ORDER BY kid") {
             values.append(.signingKey(kid: try row.text("kid"), sealed: try row.bytes("sealed_key")))
         }
-        for row in try await database.query("SELECT app_id, role_id, sealed_key FROM storage_roles ORDER BY app_id, role_id", []) {
+        for row in try await database.query("SELECT app_id, role_id, sealed_key FROM storage_roles ORDER BY app_id, role_id") {
             values.append(.roleKey(appID: AppID(try row.uuid("app_id")), roleID: try row.text("role_id"), sealed: try row.bytes("sealed_key")))
         }
         return values
@@ -78,20 +75,20 @@ extension SQLStore {
         switch value {
         case .appSecret(let appID, let kind, let version, let sealed):
             try await database.query(
-                "UPDATE app_secrets SET sealed = $1 WHERE app_id = $2 AND kind = $3 AND version = $4",
-                [.bytes(sealed), .uuid(appID.rawValue), .text(kind.rawValue), .int(Int64(version))]
+                """
+                UPDATE app_secrets SET sealed = \(.bytes(sealed)) WHERE app_id = \(.uuid(appID.rawValue)) AND kind = \(.text(kind.rawValue)) AND
+                  version = \(.int(Int64(version)))
+                """
             )
         case .attesterSecret(let appID, let attestID, let sealed):
             try await database.query(
-                "UPDATE attesters SET sealed_secret = $1 WHERE app_id = $2 AND attest_id = $3",
-                [.bytes(sealed), .uuid(appID.rawValue), .text(attestID)]
+                "UPDATE attesters SET sealed_secret = \(.bytes(sealed)) WHERE app_id = \(.uuid(appID.rawValue)) AND attest_id = \(.text(attestID))"
             )
         case .signingKey(let kid, let sealed):
-            try await database.query("UPDATE signing_keys SET sealed_key = $1 WHERE kid = $2", [.bytes(sealed), .text(kid)])
+            try await database.query("UPDATE signing_keys SET sealed_key = \(.bytes(sealed)) WHERE kid = \(.text(kid))")
         case .roleKey(let appID, let roleID, let sealed):
             try await database.query(
-                "UPDATE storage_roles SET sealed_key = $1 WHERE app_id = $2 AND role_id = $3",
-                [.bytes(sealed), .uuid(appID.rawValue), .text(roleID)]
+                "UPDATE storage_roles SET sealed_key = \(.bytes(sealed)) WHERE app_id = \(.uuid(appID.rawValue)) AND role_id = \(.text(roleID))"
             )
         }
     }

@@ -7,14 +7,10 @@ extension SQLStore: AppStore {
             try await transaction.query(
                 """
                 INSERT INTO apps (app_id, app_key, name, platforms, status, created_at, updated_at, ztoken_ttl_seconds, retention_days)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                """,
-                [
-                    .uuid(app.id.rawValue), .text(app.appKey.rawValue), .text(app.name),
-                    .text(app.platforms.map(\.rawValue).joined(separator: ",")), .text(app.status.rawValue),
-                    .date(app.createdAt), .date(app.updatedAt), .int(Int64(app.settings.ztokenTTLSeconds)),
-                    .int(Int64(app.settings.retentionDays)),
-                ]
+                VALUES (\(.uuid(app.id.rawValue)), \(.text(app.appKey.rawValue)), \(.text(app.name)),
+                  \(.text(app.platforms.map(\.rawValue).joined(separator: ","))), \(.text(app.status.rawValue)), \(.date(app.createdAt)),
+                  \(.date(app.updatedAt)), \(.int(Int64(app.settings.ztokenTTLSeconds))), \(.int(Int64(app.settings.retentionDays))))
+                """
             )
             for secret in secrets {
                 try await Self.insertSecret(secret, in: transaction)
@@ -23,21 +19,22 @@ extension SQLStore: AppStore {
     }
 
     public func app(withKey appKey: AppKey) async throws(StoreError) -> App? {
-        try await database.query("SELECT * FROM apps WHERE app_key = $1", [.text(appKey.rawValue)]).first.map(Self.app)
+        try await database.query("SELECT * FROM apps WHERE app_key = \(.text(appKey.rawValue))").first.map(Self.app)
     }
 
     public func listApps(after: AppKey?, limit: Int) async throws(StoreError) -> [App] {
         try await database.query(
-            "SELECT * FROM apps WHERE app_key > $1 ORDER BY app_key LIMIT $2",
-            [.text(after?.rawValue ?? ""), .int(Int64(limit))]
+            "SELECT * FROM apps WHERE app_key > \(.text(after?.rawValue ?? "")) ORDER BY app_key LIMIT \(.int(Int64(limit)))"
         ).map(Self.app)
     }
 
     public func changeStatus(of app: App, from: AppStatus, to updated: App, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             let rows = try await transaction.query(
-                "UPDATE apps SET status = $1, updated_at = $2 WHERE app_id = $3 AND status = $4 RETURNING app_id",
-                [.text(updated.status.rawValue), .date(updated.updatedAt), .uuid(app.id.rawValue), .text(from.rawValue)]
+                """
+                UPDATE apps SET status = \(.text(updated.status.rawValue)), updated_at = \(.date(updated.updatedAt)) WHERE app_id =
+                  \(.uuid(app.id.rawValue)) AND status = \(.text(from.rawValue)) RETURNING app_id
+                """
             )
             guard !rows.isEmpty else { throw StoreError.conflict("app \(app.appKey) changed concurrently") }
         }
@@ -48,9 +45,8 @@ extension SQLStore: AppStore {
             """
             SELECT app_id, kind AS secret_kind, version AS secret_version, sealed AS secret_sealed,
               created_at AS secret_created_at, retires_at AS secret_retires_at
-            FROM app_secrets WHERE app_id = $1 ORDER BY kind, version
-            """,
-            [.uuid(appID.rawValue)]
+            FROM app_secrets WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY kind, version
+            """
         ).map(Self.secret)
     }
 
@@ -66,9 +62,8 @@ extension SQLStore: AppStore {
               app_secrets.sealed AS secret_sealed, app_secrets.created_at AS secret_created_at,
               app_secrets.retires_at AS secret_retires_at
             FROM apps LEFT JOIN app_secrets ON app_secrets.app_id = apps.app_id
-            WHERE apps.app_key = $1 ORDER BY app_secrets.kind, app_secrets.version
-            """,
-            [.text(appKey.rawValue)]
+            WHERE apps.app_key = \(.text(appKey.rawValue)) ORDER BY app_secrets.kind, app_secrets.version
+            """
         )
         guard let first = rows.first else { return nil }
         var secrets: [SealedSecret] = []
@@ -93,8 +88,10 @@ extension SQLStore: AppStore {
             try await Self.insertSecret(secret, in: transaction)
             for (version, retiresAt) in retirements {
                 try await transaction.query(
-                    "UPDATE app_secrets SET retires_at = $1 WHERE app_id = $2 AND kind = $3 AND version = $4",
-                    [.date(retiresAt), .uuid(secret.appID.rawValue), .text(secret.kind.rawValue), .int(Int64(version))]
+                    """
+                    UPDATE app_secrets SET retires_at = \(.date(retiresAt)) WHERE app_id = \(.uuid(secret.appID.rawValue)) AND kind =
+                      \(.text(secret.kind.rawValue)) AND version = \(.int(Int64(version)))
+                    """
                 )
             }
         }
@@ -103,16 +100,17 @@ extension SQLStore: AppStore {
     public func registerEvent(_ event: RegisteredEvent, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(
-                "INSERT INTO app_events (app_id, event_id, name, created_at) VALUES ($1, $2, $3, $4)",
-                [.uuid(event.appID.rawValue), .int(Int64(event.eventID.rawValue)), .text(event.name), .date(event.createdAt)]
+                """
+                INSERT INTO app_events (app_id, event_id, name, created_at) VALUES (\(.uuid(event.appID.rawValue)),
+                  \(.int(Int64(event.eventID.rawValue))), \(.text(event.name)), \(.date(event.createdAt)))
+                """
             )
         }
     }
 
     public func events(of appID: AppID) async throws(StoreError) -> [RegisteredEvent] {
         try await database.query(
-            "SELECT * FROM app_events WHERE app_id = $1 ORDER BY event_id",
-            [.uuid(appID.rawValue)]
+            "SELECT * FROM app_events WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY event_id"
         ).map { row throws(StoreError) in
             guard let eventID = try? EventID(validating: Int(try row.int("event_id"))) else {
                 throw .corruptRow("event id out of range")
@@ -128,11 +126,11 @@ extension SQLStore: AppStore {
 
     static func insertSecret(_ secret: SealedSecret, in transaction: any SQLDatabase) async throws(StoreError) {
         try await transaction.query(
-            "INSERT INTO app_secrets (app_id, kind, version, sealed, created_at, retires_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [
-                .uuid(secret.appID.rawValue), .text(secret.kind.rawValue), .int(Int64(secret.version)), .bytes(secret.sealed),
-                .date(secret.createdAt), .optional(secret.retiresAt),
-            ]
+            """
+            INSERT INTO app_secrets (app_id, kind, version, sealed, created_at, retires_at) VALUES (\(.uuid(secret.appID.rawValue)),
+              \(.text(secret.kind.rawValue)), \(.int(Int64(secret.version))), \(.bytes(secret.sealed)), \(.date(secret.createdAt)),
+              \(.optional(secret.retiresAt)))
+            """
         )
     }
 

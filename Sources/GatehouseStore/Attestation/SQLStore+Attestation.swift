@@ -5,14 +5,9 @@ extension SQLStore: AttestationStore {
     public func createAttester(_ stored: StoredAttester, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             let a = stored.attester
+            let columns = try Self.attesterColumns(stored)
             try await transaction.query(
-                """
-                INSERT INTO attesters (app_id, attest_id, kind, pow_format, max_number, cost, key_prefix, adaptive, challenge_ttl_seconds,
-                                       token_ttl_seconds, token_header, max_uses, algorithm, sealed_secret, bind_header, routes, status,
-                                       created_at, updated_at, require_signature, hardware_settings, require_hardware)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
-                """,
-                try Self.attesterBinds(stored)
+                "INSERT INTO attesters (\(columns: columns.map(\.name))) VALUES (\(SQL.joined(columns.map { "\($0.value)" }, separator: ", ")))"
             )
             try await Self.bumpConfigVersion(a.appID, at: a.updatedAt, in: transaction)
         }
@@ -20,17 +15,13 @@ extension SQLStore: AttestationStore {
 
     public func updateAttester(from: Attester, to updated: StoredAttester, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
-            let binds = try Self.attesterBinds(updated)
+            let changed = try Self.attesterColumns(updated).filter { !["app_id", "attest_id", "created_at"].contains($0.name) }
             let rows = try await transaction.query(
                 """
-                UPDATE attesters SET kind = $3, pow_format = $4, max_number = $5, cost = $6, key_prefix = $7, adaptive = $8,
-                    challenge_ttl_seconds = $9, token_ttl_seconds = $10, token_header = $11, max_uses = $12, algorithm = $13,
-                    sealed_secret = $14, bind_header = $15, routes = $16, status = $17, updated_at = $19, require_signature = $20,
-                    hardware_settings = $21, require_hardware = $22
-                WHERE app_id = $1 AND attest_id = $2 AND updated_at = $23
+                UPDATE attesters SET \(SQL.joined(changed.map { "\(identifier: $0.name) = \($0.value)" }, separator: ", "))
+                WHERE app_id = \(from.appID.rawValue) AND attest_id = \(from.attestID.rawValue) AND updated_at = \(from.updatedAt)
                 RETURNING attest_id
-                """,
-                binds + [.date(from.updatedAt)]
+                """
             )
             guard !rows.isEmpty else { throw StoreError.conflict("attester \(from.attestID) changed meanwhile") }
             try await Self.bumpConfigVersion(from.appID, at: updated.attester.updatedAt, in: transaction)
@@ -39,39 +30,41 @@ extension SQLStore: AttestationStore {
 
     public func attester(appID: AppID, attestID: AttestID) async throws(StoreError) -> StoredAttester? {
         try await database.query(
-            "SELECT * FROM attesters WHERE app_id = $1 AND attest_id = $2",
-            [.uuid(appID.rawValue), .text(attestID.rawValue)]
+            "SELECT * FROM attesters WHERE app_id = \(.uuid(appID.rawValue)) AND attest_id = \(.text(attestID.rawValue))"
         ).first.map(Self.attester)
     }
 
     public func attesters(appID: AppID) async throws(StoreError) -> [StoredAttester] {
         try await cachedAttesters.value(for: appID) { () async throws(StoreError) in
-            try await self.database.query("SELECT * FROM attesters WHERE app_id = $1 ORDER BY attest_id", [.uuid(appID.rawValue)])
+            try await self.database.query("SELECT * FROM attesters WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY attest_id")
                 .map(Self.attester)
         } ?? []
     }
 
     public func signingKeys(publishedAfter: Date) async throws(StoreError) -> [StoredSigningKey] {
         try await database.query(
-            "SELECT * FROM signing_keys WHERE retired_at IS NULL OR retired_at > $1 ORDER BY created_at DESC, kid",
-            [.date(publishedAfter)]
+            "SELECT * FROM signing_keys WHERE retired_at IS NULL OR retired_at > \(.date(publishedAfter)) ORDER BY created_at DESC, kid"
         ).map(Self.signingKey)
     }
 
     public func insertFirstSigningKey(_ key: StoredSigningKey) async throws(StoreError) -> Bool {
         let rows = try await database.query(
-            "INSERT INTO signing_keys (kid, sealed_key, created_at, retired_at) VALUES ($1, $2, $3, NULL) ON CONFLICT DO NOTHING RETURNING kid",
-            [.text(key.kid), .bytes(key.sealedKey), .date(key.createdAt)]
+            """
+            INSERT INTO signing_keys (kid, sealed_key, created_at, retired_at) VALUES (\(.text(key.kid)), \(.bytes(key.sealedKey)),
+              \(.date(key.createdAt)), NULL) ON CONFLICT DO NOTHING RETURNING kid
+            """
         )
         return !rows.isEmpty
     }
 
     public func rotateSigningKey(to key: StoredSigningKey, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
-            try await transaction.query("UPDATE signing_keys SET retired_at = $1 WHERE retired_at IS NULL", [.date(key.createdAt)])
+            try await transaction.query("UPDATE signing_keys SET retired_at = \(.date(key.createdAt)) WHERE retired_at IS NULL")
             try await transaction.query(
-                "INSERT INTO signing_keys (kid, sealed_key, created_at, retired_at) VALUES ($1, $2, $3, NULL)",
-                [.text(key.kid), .bytes(key.sealedKey), .date(key.createdAt)]
+                """
+                INSERT INTO signing_keys (kid, sealed_key, created_at, retired_at) VALUES (\(.text(key.kid)), \(.bytes(key.sealedKey)),
+                  \(.date(key.createdAt)), NULL)
+                """
             )
         }
     }
@@ -79,10 +72,9 @@ extension SQLStore: AttestationStore {
     public func useSolution(appID: AppID, replayKey: String, expiresAt: Date) async throws(StoreError) -> Bool {
         let rows = try await database.query(
             """
-            INSERT INTO attest_solutions (app_id, replay_key, expires_at) VALUES ($1, $2, $3)
+            INSERT INTO attest_solutions (app_id, replay_key, expires_at) VALUES (\(.uuid(appID.rawValue)), \(.text(replayKey)), \(.date(expiresAt)))
             ON CONFLICT DO NOTHING RETURNING replay_key
-            """,
-            [.uuid(appID.rawValue), .text(replayKey), .date(expiresAt)]
+            """
         )
         return !rows.isEmpty
     }
@@ -92,34 +84,32 @@ extension SQLStore: AttestationStore {
         // concurrent gates on several instances cannot together exceed it.
         let rows = try await database.query(
             """
-            INSERT INTO attest_token_uses (app_id, jti, uses, expires_at) VALUES ($1, $2, 1, $4)
-            ON CONFLICT (app_id, jti) DO UPDATE SET uses = attest_token_uses.uses + 1 WHERE attest_token_uses.uses < $3
+            INSERT INTO attest_token_uses (app_id, jti, uses, expires_at) VALUES (\(.uuid(appID.rawValue)), \(.text(jti)), 1, \(.date(expiresAt)))
+            ON CONFLICT (app_id, jti) DO UPDATE SET uses = attest_token_uses.uses + 1 WHERE attest_token_uses.uses < \(.int(Int64(limit)))
             RETURNING uses
-            """,
-            [.uuid(appID.rawValue), .text(jti), .int(Int64(limit)), .date(expiresAt)]
+            """
         )
         return !rows.isEmpty
     }
 
     public func recentActivity(appID: AppID, deviceID: DeviceID, at now: Date) async throws(StoreError) -> RecentDeviceActivity {
+        let (app, device, hourAgo, tenMinutesAgo) = (appID.rawValue, deviceID.rawValue, now.addingTimeInterval(-3600), now.addingTimeInterval(-600))
+        // Each count stops past every level's threshold (AdaptiveDifficulty's are at most 20): a
+        // device's own flood of tokens or failures costs no more to count than a quiet one.
+        let cap = 64
         let rows = try await database.query(
             """
             SELECT
-              (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
-                AND decision = 'review' ORDER BY decided_at DESC LIMIT $5) AS r) AS reviews,
-              (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
-                AND decision = 'reject' ORDER BY decided_at DESC LIMIT $5) AS j) AS rejects,
-              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $4 ORDER BY consumed_at DESC LIMIT $5) AS z) AS ztokens,
-              (SELECT count(*) FROM risk_lists WHERE app_id = $1 AND kind = 'deny' AND subject = 'device' AND value = $2) AS denied,
-              (SELECT count(*) FROM (SELECT 1 FROM signature_failures WHERE app_id = $1 AND device_id = $2 AND failed_at > $3
-                ORDER BY failed_at DESC LIMIT $5) AS f) AS signature_failures
-            """,
-            // Each count stops past every level's threshold (AdaptiveDifficulty's are at most 20): a
-            // device's own flood of tokens or failures costs no more to count than a quiet one.
-            [
-                .uuid(appID.rawValue), .text(deviceID.rawValue), .date(now.addingTimeInterval(-3600)), .date(now.addingTimeInterval(-600)),
-                .int(64),
-            ]
+              (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = \(app) AND device_id = \(device) AND decided_at > \(hourAgo)
+                AND decision = 'review' ORDER BY decided_at DESC LIMIT \(cap)) AS r) AS reviews,
+              (SELECT count(*) FROM (SELECT 1 FROM risk_decisions WHERE app_id = \(app) AND device_id = \(device) AND decided_at > \(hourAgo)
+                AND decision = 'reject' ORDER BY decided_at DESC LIMIT \(cap)) AS j) AS rejects,
+              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = \(app) AND device_id = \(device) AND consumed_at > \(tenMinutesAgo)
+                ORDER BY consumed_at DESC LIMIT \(cap)) AS z) AS ztokens,
+              (SELECT count(*) FROM risk_lists WHERE app_id = \(app) AND kind = 'deny' AND subject = 'device' AND value = \(device)) AS denied,
+              (SELECT count(*) FROM (SELECT 1 FROM signature_failures WHERE app_id = \(app) AND device_id = \(device) AND failed_at > \(hourAgo)
+                ORDER BY failed_at DESC LIMIT \(cap)) AS f) AS signature_failures
+            """
         )
         guard let row = rows.first else { throw .corruptRow("recent activity returned nothing") }
         return RecentDeviceActivity(
@@ -132,7 +122,7 @@ extension SQLStore: AttestationStore {
     }
 
     public func sdkConfig(appID: AppID) async throws(StoreError) -> StoredSDKConfig {
-        guard let row = try await database.query("SELECT * FROM sdk_configs WHERE app_id = $1", [.uuid(appID.rawValue)]).first else {
+        guard let row = try await database.query("SELECT * FROM sdk_configs WHERE app_id = \(.uuid(appID.rawValue))").first else {
             return StoredSDKConfig(version: 0, protectedHosts: [])
         }
         return try Self.sdkConfig(row)
@@ -151,11 +141,11 @@ extension SQLStore: AttestationStore {
         try await changing(audit) { transaction in
             try await transaction.query(
                 """
-                INSERT INTO sdk_configs (app_id, version, protected_hosts, updated_at) VALUES ($1, 1, $2, $3)
+                INSERT INTO sdk_configs (app_id, version, protected_hosts, updated_at) VALUES (\(.uuid(appID.rawValue)), 1, \(.text(text)),
+                  \(.date(now)))
                 ON CONFLICT (app_id) DO UPDATE SET version = sdk_configs.version + 1, protected_hosts = excluded.protected_hosts,
                     updated_at = excluded.updated_at
-                """,
-                [.uuid(appID.rawValue), .text(text), .date(now)]
+                """
             )
         }
         return try await sdkConfig(appID: appID)
@@ -164,14 +154,14 @@ extension SQLStore: AttestationStore {
     static func bumpConfigVersion(_ appID: AppID, at now: Date, in transaction: any SQLDatabase) async throws(StoreError) {
         try await transaction.query(
             """
-            INSERT INTO sdk_configs (app_id, version, protected_hosts, updated_at) VALUES ($1, 1, '[]', $2)
+            INSERT INTO sdk_configs (app_id, version, protected_hosts, updated_at) VALUES (\(.uuid(appID.rawValue)), 1, '[]', \(.date(now)))
             ON CONFLICT (app_id) DO UPDATE SET version = sdk_configs.version + 1, updated_at = excluded.updated_at
-            """,
-            [.uuid(appID.rawValue), .date(now)]
+            """
         )
     }
 
-    static func attesterBinds(_ stored: StoredAttester) throws(StoreError) -> [SQLValue] {
+    /// The attester's columns, each named beside its value, so that the INSERT and the UPDATE bind alike.
+    static func attesterColumns(_ stored: StoredAttester) throws(StoreError) -> [(name: String, value: SQLValue)] {
         let a = stored.attester
         guard let routes = try? JSONEncoder().encode(a.routes) else { throw .corruptRow("routes do not encode") }
         var hardware: SQLValue = .null
@@ -180,12 +170,16 @@ extension SQLStore: AttestationStore {
             hardware = .text(String(decoding: encoded, as: UTF8.self))
         }
         return [
-            .uuid(a.appID.rawValue), .text(a.attestID.rawValue), .text(a.kind.rawValue), .text(a.pow.format.rawValue),
-            .int(Int64(a.pow.maxNumber)), .int(Int64(a.pow.cost)), .text(a.pow.keyPrefix), .int(a.adaptive ? 1 : 0),
-            .int(Int64(a.challengeLifetimeSeconds)), .int(Int64(a.tokenLifetimeSeconds)), .text(a.tokenHeader),
-            a.maxUses.map { .int(Int64($0)) } ?? .null, .text(a.algorithm.rawValue), stored.sealedSecret.map(SQLValue.bytes) ?? .null,
-            .optional(a.bindHeader), .text(String(decoding: routes, as: UTF8.self)), .text(a.status.rawValue), .date(a.createdAt),
-            .date(a.updatedAt), .int(a.requireSignature ? 1 : 0), hardware, .int(a.requireHardwareAttestation ? 1 : 0),
+            ("app_id", .uuid(a.appID.rawValue)), ("attest_id", .text(a.attestID.rawValue)), ("kind", .text(a.kind.rawValue)),
+            ("pow_format", .text(a.pow.format.rawValue)), ("max_number", .int(Int64(a.pow.maxNumber))), ("cost", .int(Int64(a.pow.cost))),
+            ("key_prefix", .text(a.pow.keyPrefix)), ("adaptive", .int(a.adaptive ? 1 : 0)),
+            ("challenge_ttl_seconds", .int(Int64(a.challengeLifetimeSeconds))), ("token_ttl_seconds", .int(Int64(a.tokenLifetimeSeconds))),
+            ("token_header", .text(a.tokenHeader)), ("max_uses", a.maxUses.map { .int(Int64($0)) } ?? .null),
+            ("algorithm", .text(a.algorithm.rawValue)), ("sealed_secret", stored.sealedSecret.map(SQLValue.bytes) ?? .null),
+            ("bind_header", .optional(a.bindHeader)), ("routes", .text(String(decoding: routes, as: UTF8.self))),
+            ("status", .text(a.status.rawValue)), ("created_at", .date(a.createdAt)), ("updated_at", .date(a.updatedAt)),
+            ("require_signature", .int(a.requireSignature ? 1 : 0)), ("hardware_settings", hardware),
+            ("require_hardware", .int(a.requireHardwareAttestation ? 1 : 0)),
         ]
     }
 

@@ -26,20 +26,19 @@ extension SQLStore: AttestedKeyStore {
                     """
                     INSERT INTO attested_keys (app_id, key_id, platform, attest_id, device_id, public_key, counter, facts, receipt,
                         attested_at, last_used_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                    VALUES (\(.uuid(key.appID.rawValue)), \(.text(key.keyID)), \(.text(key.platform.rawValue)), \(.text(key.attestID.rawValue)),
+                      \(.optional(key.deviceID?.rawValue)), \(.bytes(key.publicKey)), \(.int(Int64(key.counter))), \(.text(facts)),
+                      \(key.receipt.map(SQLValue.bytes) ?? .null), \(.date(key.attestedAt)), \(.date(key.lastUsedAt)))
                     ON CONFLICT (app_id, key_id) DO NOTHING RETURNING key_id
-                    """,
-                    [
-                        .uuid(key.appID.rawValue), .text(key.keyID), .text(key.platform.rawValue), .text(key.attestID.rawValue),
-                        .optional(key.deviceID?.rawValue), .bytes(key.publicKey), .int(Int64(key.counter)), .text(facts),
-                        key.receipt.map(SQLValue.bytes) ?? .null, .date(key.attestedAt), .date(key.lastUsedAt),
-                    ]
+                    """
                 )
                 guard !rows.isEmpty else { return false }
                 if let device = key.deviceID {
                     try await transaction.query(
-                        "UPDATE devices SET hardware_facts = $3, hardware_attested_at = $4 WHERE app_id = $1 AND device_id = $2",
-                        [.uuid(key.appID.rawValue), .text(device.rawValue), .text(facts), .date(key.attestedAt)]
+                        """
+                        UPDATE devices SET hardware_facts = \(.text(facts)), hardware_attested_at = \(.date(key.attestedAt)) WHERE app_id =
+                          \(.uuid(key.appID.rawValue)) AND device_id = \(.text(device.rawValue))
+                        """
                     )
                 }
                 return true
@@ -53,16 +52,17 @@ extension SQLStore: AttestedKeyStore {
 
     public func recordAttestationFailure(appID: AppID, deviceID: DeviceID, at time: Date) async throws(StoreError) {
         try await database.query(
-            "UPDATE devices SET attestation_failed_at = $3 WHERE app_id = $1 AND device_id = $2",
-            [.uuid(appID.rawValue), .text(deviceID.rawValue), .date(time)]
+            """
+            UPDATE devices SET attestation_failed_at = \(.date(time)) WHERE app_id = \(.uuid(appID.rawValue)) AND device_id =
+              \(.text(deviceID.rawValue))
+            """
         )
     }
 
     public func attestedKey(appID: AppID, keyID: String) async throws(StoreError) -> AttestedDeviceKey? {
         guard
             let row = try await database.query(
-                "SELECT * FROM attested_keys WHERE app_id = $1 AND key_id = $2",
-                [.uuid(appID.rawValue), .text(keyID)]
+                "SELECT * FROM attested_keys WHERE app_id = \(.uuid(appID.rawValue)) AND key_id = \(.text(keyID))"
             ).first
         else { return nil }
         guard let platform = AttestedDeviceKey.Platform(rawValue: try row.text("platform")),
@@ -89,10 +89,9 @@ extension SQLStore: AttestedKeyStore {
     public func advanceCounter(appID: AppID, keyID: String, to counter: UInt32, at time: Date) async throws(StoreError) -> Bool {
         let rows = try await database.query(
             """
-            UPDATE attested_keys SET counter = $3, last_used_at = $4
-            WHERE app_id = $1 AND key_id = $2 AND counter < $3 RETURNING key_id
-            """,
-            [.uuid(appID.rawValue), .text(keyID), .int(Int64(counter)), .date(time)]
+            UPDATE attested_keys SET counter = \(.int(Int64(counter))), last_used_at = \(.date(time))
+            WHERE app_id = \(.uuid(appID.rawValue)) AND key_id = \(.text(keyID)) AND counter < \(.int(Int64(counter))) RETURNING key_id
+            """
         )
         return !rows.isEmpty
     }

@@ -8,21 +8,18 @@ extension SQLStore: CaptchaStore {
             """
             INSERT INTO captcha_challenges (app_id, challenge_id, language, device_id, attest_id, action, cdata, hostname, client_address,
                                             answer_x, answer_y, attempts_left, state, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-            """,
-            [
-                .uuid(challenge.appID.rawValue), .text(challenge.id.rawValue), .text(request.language.rawValue),
-                .optional(request.deviceID?.rawValue), .optional(request.attestID?.rawValue), .optional(request.action), .optional(request.cdata),
-                .optional(challenge.hostname), .optional(challenge.clientAddress), .int(Int64(challenge.answer.x)), .int(Int64(challenge.answer.y)),
-                .int(Int64(challenge.attemptsLeft)), .text(challenge.state.rawValue), .date(challenge.createdAt), .date(challenge.expiresAt),
-            ]
+            VALUES (\(.uuid(challenge.appID.rawValue)), \(.text(challenge.id.rawValue)), \(.text(request.language.rawValue)),
+              \(.optional(request.deviceID?.rawValue)), \(.optional(request.attestID?.rawValue)), \(.optional(request.action)),
+              \(.optional(request.cdata)), \(.optional(challenge.hostname)), \(.optional(challenge.clientAddress)),
+              \(.int(Int64(challenge.answer.x))), \(.int(Int64(challenge.answer.y))), \(.int(Int64(challenge.attemptsLeft))),
+              \(.text(challenge.state.rawValue)), \(.date(challenge.createdAt)), \(.date(challenge.expiresAt)))
+            """
         )
     }
 
     public func captchaChallenge(appID: AppID, id: CaptchaID) async throws(StoreError) -> CaptchaChallenge? {
         try await database.query(
-            "SELECT * FROM captcha_challenges WHERE app_id = $1 AND challenge_id = $2",
-            [.uuid(appID.rawValue), .text(id.rawValue)]
+            "SELECT * FROM captcha_challenges WHERE app_id = \(.uuid(appID.rawValue)) AND challenge_id = \(.text(id.rawValue))"
         ).first.map(Self.captchaChallenge)
     }
 
@@ -35,23 +32,20 @@ extension SQLStore: CaptchaStore {
                     """
                     UPDATE captcha_challenges
                     SET attempts_left = attempts_left - 1,
-                        state = CASE WHEN $3 = 1 THEN 'passed' WHEN attempts_left = 1 THEN 'dead' ELSE 'open' END
-                    WHERE app_id = $1 AND challenge_id = $2 AND state = 'open' AND attempts_left > 0 AND expires_at > $4
+                        state = CASE WHEN \(.int(pass == nil ? 0 : 1)) = 1 THEN 'passed' WHEN attempts_left = 1 THEN 'dead' ELSE 'open' END
+                    WHERE app_id = \(.uuid(challenge.appID.rawValue)) AND challenge_id = \(.text(challenge.id.rawValue)) AND state = 'open' AND
+                      attempts_left > 0 AND expires_at > \(.date(now))
                     RETURNING attempts_left
-                    """,
-                    [.uuid(challenge.appID.rawValue), .text(challenge.id.rawValue), .int(pass == nil ? 0 : 1), .date(now)]
+                    """
                 )
                 guard let left = rows.first else { return nil }
                 if let pass {
                     try await transaction.query(
                         """
                         INSERT INTO captcha_passes (app_id, token_hash, challenge_id, solved_at, expires_at, redemption, redeemed_at)
-                        VALUES ($1, $2, $3, $4, $5, NULL, NULL)
-                        """,
-                        [
-                            .uuid(pass.appID.rawValue), .text(pass.tokenHash), .text(challenge.id.rawValue), .date(pass.solvedAt),
-                            .date(pass.expiresAt),
-                        ]
+                        VALUES (\(.uuid(pass.appID.rawValue)), \(.text(pass.tokenHash)), \(.text(challenge.id.rawValue)), \(.date(pass.solvedAt)),
+                          \(.date(pass.expiresAt)), NULL, NULL)
+                        """
                     )
                 }
                 return Int(try left.int("attempts_left"))
@@ -73,19 +67,17 @@ extension SQLStore: CaptchaStore {
     {
         let redeemed = try await database.query(
             """
-            UPDATE captcha_passes SET redemption = $3, redeemed_at = $4
-            WHERE app_id = $1 AND token_hash = $2 AND redemption IS NULL AND expires_at > $4
+            UPDATE captcha_passes SET redemption = \(.text(redemption.storedValue)), redeemed_at = \(.date(now))
+            WHERE app_id = \(.uuid(appID.rawValue)) AND token_hash = \(.text(tokenHash)) AND redemption IS NULL AND expires_at > \(.date(now))
             RETURNING token_hash
-            """,
-            [.uuid(appID.rawValue), .text(tokenHash), .text(redemption.storedValue), .date(now)]
+            """
         )
         let rows = try await database.query(
             """
             SELECT p.token_hash, p.solved_at, p.expires_at AS pass_expires_at, p.redemption, p.redeemed_at, c.*
             FROM captcha_passes p JOIN captcha_challenges c ON c.app_id = p.app_id AND c.challenge_id = p.challenge_id
-            WHERE p.app_id = $1 AND p.token_hash = $2
-            """,
-            [.uuid(appID.rawValue), .text(tokenHash)]
+            WHERE p.app_id = \(.uuid(appID.rawValue)) AND p.token_hash = \(.text(tokenHash))
+            """
         )
         let pass = try rows.first.map { row throws(StoreError) in
             CaptchaPass(

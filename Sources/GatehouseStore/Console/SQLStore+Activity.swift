@@ -73,19 +73,14 @@ extension SQLStore: ActivityStore {
                 let entries = Array(counts)
                 for start in stride(from: 0, to: entries.count, by: 500) {
                     let chunk = entries[start..<min(start + 500, entries.count)]
-                    let rows = (0..<chunk.count).map { "($\($0 * 5 + 1), $\($0 * 5 + 2), $\($0 * 5 + 3), $\($0 * 5 + 4), $\($0 * 5 + 5))" }
-                    let binds: [SQLValue] = chunk.flatMap { key, count -> [SQLValue] in
-                        [
-                            .uuid(key.appID.rawValue), .text(key.metric.rawValue), .int(Self.epochMinute(key.minute)), .text(key.label),
-                            .int(Int64(count)),
-                        ]
+                    let rows = chunk.map { key, count -> SQL in
+                        "(\(key.appID.rawValue), \(key.metric.rawValue), \(Self.epochMinute(key.minute)), \(key.label), \(count))"
                     }
                     try await transaction.query(
                         """
-                        INSERT INTO activity_minutes (app_id, metric, minute, label, count) VALUES \(rows.joined(separator: ", "))
+                        INSERT INTO activity_minutes (app_id, metric, minute, label, count) VALUES \(SQL.joined(rows, separator: ", "))
                         ON CONFLICT (app_id, metric, minute, label) DO UPDATE SET count = activity_minutes.count + excluded.count
-                        """,
-                        binds
+                        """
                     )
                 }
             }
@@ -101,14 +96,17 @@ extension SQLStore: ActivityStore {
         let first = Self.epochMinute(start)
         summary.decisionsByBucket = try await database.query(
             """
-            SELECT (minute - $2) / $3 AS bucket, label, CAST(sum(count) AS bigint) AS total FROM activity_minutes
-            WHERE app_id = $1 AND metric = 'decision' AND minute >= $2 GROUP BY (minute - $2) / $3, label
-            """,
-            [.uuid(appID.rawValue), .int(first), .int(Int64(bucketSeconds / 60))]
+            SELECT bucket, label, CAST(sum(count) AS bigint) AS total FROM (
+                SELECT (minute - \(first)) / \(Int64(bucketSeconds / 60)) AS bucket, label, count FROM activity_minutes
+                WHERE app_id = \(appID.rawValue) AND metric = 'decision' AND minute >= \(first)
+            ) AS minutes GROUP BY bucket, label
+            """
         ).map { row throws(StoreError) in (Int(try row.int("bucket")), try row.text("label"), Int(try row.int("total"))) }
         let totals = try await database.query(
-            "SELECT metric, label, CAST(sum(count) AS bigint) AS total FROM activity_minutes WHERE app_id = $1 AND minute >= $2 GROUP BY metric, label",
-            [.uuid(appID.rawValue), .int(first)]
+            """
+            SELECT metric, label, CAST(sum(count) AS bigint) AS total FROM activity_minutes WHERE app_id = \(.uuid(appID.rawValue)) AND minute >=
+              \(.int(first)) GROUP BY metric, label
+            """
         )
         for row in totals {
             guard let metric = ActivityMetric(rawValue: try row.text("metric")) else { continue }
@@ -118,11 +116,11 @@ extension SQLStore: ActivityStore {
             summary.topRejected[column] = try await database.query(
                 """
                 SELECT value, count(*) AS hits FROM (
-                    SELECT \(column) AS value FROM risk_decisions
-                    WHERE app_id = $1 AND decision = 'reject' AND decided_at >= $2 ORDER BY decided_at DESC LIMIT $3
+                    SELECT \(identifier: column) AS value FROM risk_decisions
+                    WHERE app_id = \(.uuid(appID.rawValue)) AND decision = 'reject' AND decided_at >= \(.date(start)) ORDER BY decided_at DESC LIMIT
+                      \(.int(Int64(Self.rejectedSample)))
                 ) AS newest WHERE value IS NOT NULL GROUP BY value ORDER BY hits DESC, value LIMIT 10
-                """,
-                [.uuid(appID.rawValue), .date(start), .int(Int64(Self.rejectedSample))]
+                """
             ).map { row throws(StoreError) in (try row.text("value"), Int(try row.int("hits"))) }
         }
         return summary
@@ -130,7 +128,7 @@ extension SQLStore: ActivityStore {
 
     /// The console's counters follow their app's decisions out (called by the purge, under its lock).
     static func purgeActivity(of app: AppID, before cutoff: Date, in locked: any SQLDatabase) async throws(StoreError) {
-        try await locked.query("DELETE FROM activity_minutes WHERE app_id = $1 AND minute < $2", [.uuid(app.rawValue), .int(epochMinute(cutoff))])
+        try await locked.query("DELETE FROM activity_minutes WHERE app_id = \(.uuid(app.rawValue)) AND minute < \(.int(epochMinute(cutoff)))")
     }
 
     static func epochMinute(_ date: Date) -> Int64 {

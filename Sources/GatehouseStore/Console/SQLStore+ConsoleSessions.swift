@@ -16,10 +16,12 @@ extension SQLStore: ConsoleSessionStore {
     public func openConsoleSession(_ session: ConsoleSession, idleBefore cutoff: Date) async throws(StoreError) {
         do {
             try await database.transaction { transaction in
-                try await transaction.query("DELETE FROM console_sessions WHERE last_seen_at < $1", [.date(cutoff)])
+                try await transaction.query("DELETE FROM console_sessions WHERE last_seen_at < \(.date(cutoff))")
                 try await transaction.query(
-                    "INSERT INTO console_sessions (session_hash, token_id, created_at, last_seen_at) VALUES ($1, $2, $3, $4)",
-                    [.bytes(session.hash), .uuid(session.tokenID), .date(session.createdAt), .date(session.lastSeenAt)]
+                    """
+                    INSERT INTO console_sessions (session_hash, token_id, created_at, last_seen_at) VALUES (\(.bytes(session.hash)),
+                      \(.uuid(session.tokenID)), \(.date(session.createdAt)), \(.date(session.lastSeenAt)))
+                    """
                 )
             }
         } catch let error as StoreError {
@@ -33,9 +35,8 @@ extension SQLStore: ConsoleSessionStore {
         let rows = try await database.query(
             """
             SELECT s.session_hash, s.created_at AS session_created_at, s.last_seen_at, t.*
-            FROM console_sessions s JOIN admin_tokens t ON t.token_id = s.token_id WHERE s.session_hash = $1
-            """,
-            [.bytes(hash)]
+            FROM console_sessions s JOIN admin_tokens t ON t.token_id = s.token_id WHERE s.session_hash = \(.bytes(hash))
+            """
         )
         guard let row = rows.first else { return nil }
         let token = try Self.adminToken(row)
@@ -49,10 +50,10 @@ extension SQLStore: ConsoleSessionStore {
     }
 
     public func touchConsoleSession(withHash hash: [UInt8], at now: Date) async throws(StoreError) {
-        try await database.query("UPDATE console_sessions SET last_seen_at = $1 WHERE session_hash = $2", [.date(now), .bytes(hash)])
+        try await database.query("UPDATE console_sessions SET last_seen_at = \(.date(now)) WHERE session_hash = \(.bytes(hash))")
     }
 
     public func closeConsoleSession(withHash hash: [UInt8]) async throws(StoreError) {
-        try await database.query("DELETE FROM console_sessions WHERE session_hash = $1", [.bytes(hash)])
+        try await database.query("DELETE FROM console_sessions WHERE session_hash = \(.bytes(hash))")
     }
 }

@@ -13,20 +13,20 @@ struct BoundedDatabase: SQLDatabase {
     var usage: PoolUsage { inner.usage }
 
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] {
         let inner = inner
         do {
-            return try await BoundedWait.run(within: limit) { try await inner.query(sql, binds) }
+            return try await BoundedWait.run(within: limit) { try await inner.query(sql) }
         } catch {
             throw error as? StoreError ?? .unavailable("\(type(of: error))")
         }
     }
 
     @discardableResult
-    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ sql: SQL) async throws(StoreError) -> [SQLRow] {
         let inner = inner
         do {
-            return try await BoundedWait.run(within: limit) { try await inner.query(statement, binds) }
+            return try await BoundedWait.run(within: limit) { try await inner.query(statement, sql) }
         } catch {
             throw error as? StoreError ?? .unavailable("\(type(of: error))")
         }

@@ -89,25 +89,26 @@ struct Migrator: Sendable {
         let migrations = self.migrations
         let createTable = database.dialect == .postgres ? Self.createTablePostgres : Self.createTableSQLite
         return try await database.withMigrationLock { locked in
-            try await locked.query(createTable, [])
+            try await locked.query(createTable)
             var applied: [Int] = []
             for migration in migrations {
                 let didApply = try await locked.transaction { transaction in
                     let existing = try await transaction.query(
-                        "SELECT version FROM gatehouse_migrations WHERE version = $1",
-                        [.int(Int64(migration.version))]
+                        "SELECT version FROM gatehouse_migrations WHERE version = \(.int(Int64(migration.version)))"
                     )
                     guard existing.isEmpty else { return false }
                     for statement in migration.statements {
                         do {
-                            try await transaction.query(statement, [])
+                            try await transaction.query(SQL(unbound: statement))
                         } catch {
                             throw StoreError.migrationFailed(version: migration.version, reason: "\(error)")
                         }
                     }
                     try await transaction.query(
-                        "INSERT INTO gatehouse_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                        [.int(Int64(migration.version)), .text(migration.name), .date(Date())]
+                        """
+                        INSERT INTO gatehouse_migrations (version, name, applied_at) VALUES (\(.int(Int64(migration.version))),
+                          \(.text(migration.name)), \(.date(Date())))
+                        """
                     )
                     return true
                 }
@@ -120,12 +121,12 @@ struct Migrator: Sendable {
     /// Versions recorded as applied, in order: a plain read, without the migration lock, so readiness
     /// probes neither wait for a running migration nor queue behind each other.
     func appliedVersions() async throws -> [Int] {
-        let exists =
+        let exists: SQL =
             database.dialect == .postgres
             ? "SELECT 1 AS present FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'gatehouse_migrations'"
             : "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'gatehouse_migrations'"
-        guard try await !database.query(exists, []).isEmpty else { return [] }
-        return try await database.query("SELECT version FROM gatehouse_migrations ORDER BY version", []).map {
+        guard try await !database.query(exists).isEmpty else { return [] }
+        return try await database.query("SELECT version FROM gatehouse_migrations ORDER BY version").map {
             Int(try $0.int("version"))
         }
     }
@@ -137,11 +138,11 @@ struct Migrator: Sendable {
         return SchemaStatus(applied: applied, pending: migrations.map(\.version).filter { !done.contains($0) })
     }
 
-    static let createTablePostgres = """
+    static let createTablePostgres: SQL = """
         CREATE TABLE IF NOT EXISTS gatehouse_migrations (
             version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)
         """
-    static let createTableSQLite = """
+    static let createTableSQLite: SQL = """
         CREATE TABLE IF NOT EXISTS gatehouse_migrations (
             version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT
         """

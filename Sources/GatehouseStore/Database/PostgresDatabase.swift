@@ -48,21 +48,22 @@ final class PostgresDatabase: SQLDatabase {
     }
 
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] {
         let logger = logger
         do {
-            return try await onChosenHost { client in try await Self.run(sql, binds) { try await client.query($0, logger: logger) } }
+            return try await onChosenHost { client in try await Self.run(sql.text, sql.binds) { try await client.query($0, logger: logger) } }
         } catch {
             throw Self.translate(error)
         }
     }
 
     @discardableResult
-    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ sql: SQL) async throws(StoreError) -> [SQLRow] {
         let logger = logger
         do {
+            try PreparedTexts.record(Statement.name, sql.text)
             return try await onChosenHost { client in
-                try await Self.decodeAll(try await client.execute(PostgresPrepared<Statement>(bindings: Self.bindings(binds)), logger: logger))
+                try await Self.decodeAll(try await client.execute(PostgresPrepared<Statement>(bindings: Self.bindings(sql.binds)), logger: logger))
             }
         } catch {
             throw Self.translate(error)
@@ -89,13 +90,13 @@ final class PostgresDatabase: SQLDatabase {
         do {
             return try await hosts.current().client.withConnection { connection in
                 let pinned = PostgresConnectionDatabase(connection: connection, logger: logger)
-                try await pinned.query("SELECT pg_advisory_lock($1)", [.int(Self.migrationLockKey)])
+                try await pinned.query("SELECT pg_advisory_lock(\(.int(Self.migrationLockKey)))")
                 do {
                     let result = try await body(pinned)
-                    try await pinned.query("SELECT pg_advisory_unlock($1)", [.int(Self.migrationLockKey)])
+                    try await pinned.query("SELECT pg_advisory_unlock(\(.int(Self.migrationLockKey)))")
                     return result
                 } catch {
-                    _ = try? await pinned.query("SELECT pg_advisory_unlock($1)", [.int(Self.migrationLockKey)])
+                    _ = try? await pinned.query("SELECT pg_advisory_unlock(\(.int(Self.migrationLockKey)))")
                     throw error
                 }
             }
@@ -122,14 +123,14 @@ final class PostgresDatabase: SQLDatabase {
         on pinned: PostgresConnectionDatabase,
         _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
     ) async throws -> T? {
-        let locked = try await pinned.query("SELECT pg_try_advisory_lock($1) AS locked", [.int(key)])
+        let locked = try await pinned.query("SELECT pg_try_advisory_lock(\(.int(key))) AS locked")
         guard try locked.first?.int("locked") == 1 else { return nil }
         do {
             let result = try await body(pinned)
-            try await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
+            try await pinned.query("SELECT pg_advisory_unlock(\(.int(key)))")
             return result
         } catch {
-            _ = try? await pinned.query("SELECT pg_advisory_unlock($1)", [.int(key)])
+            _ = try? await pinned.query("SELECT pg_advisory_unlock(\(.int(key)))")
             throw error
         }
     }
@@ -220,18 +221,19 @@ struct PostgresConnectionDatabase: SQLDatabase {
     var usage: PoolUsage { PoolUsage(inUse: 1, capacity: 1) }
 
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] {
         do {
-            return try await PostgresDatabase.run(sql, binds) { try await connection.query($0, logger: logger) }
+            return try await PostgresDatabase.run(sql.text, sql.binds) { try await connection.query($0, logger: logger) }
         } catch {
             throw PostgresDatabase.translate(error)
         }
     }
 
     @discardableResult
-    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ sql: SQL) async throws(StoreError) -> [SQLRow] {
         do {
-            let bindings = PostgresDatabase.bindings(binds)
+            try PreparedTexts.record(Statement.name, sql.text)
+            let bindings = PostgresDatabase.bindings(sql.binds)
             return try await PostgresDatabase.decodeAll(try await connection.execute(PostgresPrepared<Statement>(bindings: bindings), logger: logger))
         } catch {
             throw PostgresDatabase.translate(error)
@@ -259,7 +261,7 @@ struct PostgresConnectionDatabase: SQLDatabase {
 /// the statement's name, and from then on sends only its parameters.
 struct PostgresPrepared<Statement: PreparedSQL>: PostgresPreparedStatement {
     static var name: String { Statement.name }
-    static var sql: String { Statement.sql }
+    static var sql: String { PreparedTexts.text(Statement.name) }
     typealias Row = PostgresRow
 
     let bindings: PostgresBindings

@@ -5,10 +5,10 @@ protocol SQLDatabase: Sendable {
 
     /// Runs one statement. SQL text is always a literal in the store's code; values only travel as binds.
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow]
+    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow]
 
     /// Runs a statement of fixed text that the database may keep parsed and planned (`PreparedSQL`).
-    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow]
+    func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ sql: SQL) async throws(StoreError) -> [SQLRow]
 
     /// Runs `body` in one transaction: all of its writes land, or none.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T

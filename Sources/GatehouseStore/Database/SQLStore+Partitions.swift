@@ -51,7 +51,7 @@ extension SQLStore {
         let plan = table.plan(existing: existing, at: now, horizon: horizon)
         let created = try await create(plan.create, of: table, in: database)
         for name in plan.drop {
-            try await bounded(in: database) { transaction in try await transaction.query("DROP TABLE \(name)", []) }
+            try await bounded(in: database) { transaction in try await transaction.query("DROP TABLE \(identifier: name)") }
         }
         return PartitionReport(created: created, dropped: plan.drop.count)
     }
@@ -59,11 +59,10 @@ extension SQLStore {
     /// The table's partitions; nil while it is not partitioned (a schema before migration 0014, which
     /// an instance of this build meets until `gatehouse migrate` runs).
     static func partitions(of table: PartitionedTable, in database: any SQLDatabase) async throws(StoreError) -> [String]? {
-        let parent = try await database.query("SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)", [.text(table.name)])
+        let parent = try await database.query("SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass(\(.text(table.name)))")
         guard try parent.first?.text("kind") == "p" else { return nil }
         return try await database.query(
-            "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass($1)",
-            [.text(table.name)]
+            "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(\(.text(table.name)))"
         ).map { row throws(StoreError) in try row.text("name") }
     }
 
@@ -76,30 +75,38 @@ extension SQLStore {
     /// (a first start, a long outage), so most ranges move none and never hold up a read.
     static func create(_ ranges: [PartitionedTable.Range], of table: PartitionedTable, in database: any SQLDatabase) async throws -> Int {
         for range in ranges {
-            let bounds: [SQLValue] = [.date(range.from), .date(range.to)]
             let strays = try await database.query(
-                "SELECT 1 AS present FROM \(table.defaultPartition) WHERE \(table.key) >= $1 AND \(table.key) < $2 LIMIT 1",
-                bounds
+                """
+                SELECT 1 AS present FROM \(identifier: table.defaultPartition)
+                WHERE \(identifier: table.key) >= \(range.from) AND \(identifier: table.key) < \(range.to) LIMIT 1
+                """
             )
             try await bounded(in: database) { transaction in
-                try await transaction.query("CREATE TABLE \(range.name) (LIKE \(table.name) INCLUDING DEFAULTS INCLUDING CONSTRAINTS)", [])
-                try await transaction.query("LOCK TABLE \(table.name) IN \(strays.isEmpty ? "SHARE ROW EXCLUSIVE" : "ACCESS EXCLUSIVE") MODE", [])
+                try await transaction.query(
+                    "CREATE TABLE \(identifier: range.name) (LIKE \(identifier: table.name) INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+                )
+                try await transaction.query(
+                    "LOCK TABLE \(identifier: table.name) IN \(keyword: strays.isEmpty ? "SHARE ROW EXCLUSIVE" : "ACCESS EXCLUSIVE") MODE"
+                )
                 let moved = try await transaction.query(
                     """
-                    WITH moved AS (DELETE FROM \(table.defaultPartition) WHERE \(table.key) >= $1 AND \(table.key) < $2 RETURNING *),
-                      copied AS (INSERT INTO \(range.name) SELECT * FROM moved RETURNING 1)
+                    WITH moved AS (
+                        DELETE FROM \(identifier: table.defaultPartition)
+                        WHERE \(identifier: table.key) >= \(range.from) AND \(identifier: table.key) < \(range.to) RETURNING *
+                      ),
+                      copied AS (INSERT INTO \(identifier: range.name) SELECT * FROM moved RETURNING 1)
                     SELECT count(*) AS rows FROM copied
-                    """,
-                    bounds
+                    """
                 )
                 // Rows that came in between the first look and the lock: the reads wait after all.
                 if strays.isEmpty, try moved.first?.int("rows") ?? 0 > 0 {
-                    try await transaction.query("LOCK TABLE \(table.name) IN ACCESS EXCLUSIVE MODE", [])
+                    try await transaction.query("LOCK TABLE \(identifier: table.name) IN ACCESS EXCLUSIVE MODE")
                 }
                 try await transaction.query(
-                    "ALTER TABLE \(table.name) ATTACH PARTITION \(range.name) FOR VALUES FROM ("
-                        + PartitionedTable.literal(range.from) + ") TO (" + PartitionedTable.literal(range.to) + ")",
-                    []
+                    """
+                    ALTER TABLE \(identifier: table.name) ATTACH PARTITION \(identifier: range.name)
+                    FOR VALUES FROM (\(literal: range.from)) TO (\(literal: range.to))
+                    """
                 )
             }
         }
@@ -107,11 +114,11 @@ extension SQLStore {
     }
 
     /// How long a change waits for a lock before it gives up for this round.
-    static let partitionLockTimeout = "1s"
+    static let partitionLockTimeout: StaticString = "1s"
 
     private static func bounded(in database: any SQLDatabase, _ body: @escaping @Sendable (any SQLDatabase) async throws -> Void) async throws {
         try await database.transaction { transaction in
-            try await transaction.query("SET LOCAL lock_timeout = '\(partitionLockTimeout)'", [])
+            try await transaction.query("SET LOCAL lock_timeout = '\(keyword: partitionLockTimeout)'")
             try await body(transaction)
         }
     }

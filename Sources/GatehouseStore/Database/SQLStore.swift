@@ -48,13 +48,10 @@ public final class SQLStore: Sendable {
             """
             INSERT INTO audit_log (occurred_at, actor, action, target_type, target_id, app_id,
                                    before_state, after_state, request_id, source_address)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            """,
-            [
-                .date(entry.occurredAt), .text(entry.actor.description), .text(entry.action), .text(entry.targetType),
-                .text(entry.targetID), .optional(entry.appID?.rawValue), .optional(try encode(entry.before)),
-                .optional(try encode(entry.after)), .optional(entry.requestID), .optional(entry.sourceAddress),
-            ]
+            VALUES (\(.date(entry.occurredAt)), \(.text(entry.actor.description)), \(.text(entry.action)), \(.text(entry.targetType)),
+              \(.text(entry.targetID)), \(.optional(entry.appID?.rawValue)), \(.optional(try encode(entry.before))),
+              \(.optional(try encode(entry.after))), \(.optional(entry.requestID)), \(.optional(entry.sourceAddress)))
+            """
         )
     }
 
@@ -120,10 +117,9 @@ extension SQLStore: StoreMaintenance {
 
     public func masterKeyCheck(orInsert candidate: [UInt8]) async throws(StoreError) -> [UInt8] {
         try await database.query(
-            "INSERT INTO gatehouse_settings (name, value) VALUES ('master_key_check', $1) ON CONFLICT (name) DO NOTHING",
-            [.bytes(candidate)]
+            "INSERT INTO gatehouse_settings (name, value) VALUES ('master_key_check', \(.bytes(candidate))) ON CONFLICT (name) DO NOTHING"
         )
-        let rows = try await database.query("SELECT value FROM gatehouse_settings WHERE name = 'master_key_check'", [])
+        let rows = try await database.query("SELECT value FROM gatehouse_settings WHERE name = 'master_key_check'")
         guard let row = rows.first else { throw .corruptRow("master key check missing after insert") }
         return try row.bytes("value")
     }

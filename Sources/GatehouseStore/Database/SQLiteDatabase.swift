@@ -74,9 +74,9 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     @discardableResult
-    func query(_ sql: String, _ binds: [SQLValue]) async throws(StoreError) -> [SQLRow] {
+    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] {
         do {
-            return try await guarded { try await self.run(sql, binds) }
+            return try await guarded { try await self.run(sql.text, sql.binds) }
         } catch {
             throw Self.translate(error)
         }

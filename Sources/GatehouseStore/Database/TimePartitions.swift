@@ -133,9 +133,6 @@ struct PartitionedTable: Sendable, Equatable {
     static func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
     static func date(_ seconds: Int) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds)) }
     static func floor(_ value: Int, to width: Int) -> Int { Int((Double(value) / Double(width)).rounded(.down)) * width }
-
-    /// A range's bound as a PostgreSQL literal (our own formatting of our own dates, never input).
-    static func literal(_ date: Date) -> String { "'" + date.formatted(.iso8601) + "'" }
 }
 
 extension String {

@@ -39,21 +39,15 @@ extension SQLStore {
         }
     }
 
-    /// `VALUES ($1, ..., $w), ($w+1, ...), ...` for `rows` rows of `width` parameters.
-    static func valuesList(rows: Int, width: Int) -> String {
-        (0..<rows).map { row in "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")" }.joined(separator: ", ")
-    }
-
     /// - Returns: for each use, in order, whether it was the nonce's first (a nonce twice in one batch:
     ///   the first only).
     static func insertNonces(_ uses: [NonceUse], in database: any SQLDatabase) async throws(StoreError) -> [Bool] {
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(uses.count * 3)
-        for use in uses { binds += [.uuid(use.appID.rawValue), .text(use.nonce), .date(use.expiresAt)] }
+        let values = uses.map { use -> SQL in "(\(use.appID.rawValue), \(use.nonce), \(use.expiresAt))" }
         let rows = try await database.query(
-            "INSERT INTO sdk_nonces (app_id, nonce, expires_at) VALUES " + valuesList(rows: uses.count, width: 3)
-                + " ON CONFLICT DO NOTHING RETURNING app_id, nonce",
-            binds
+            """
+            INSERT INTO sdk_nonces (app_id, nonce, expires_at) VALUES \(SQL.joined(values, separator: ", ")) ON CONFLICT DO NOTHING RETURNING
+              app_id, nonce
+            """
         )
         var inserted = Set<String>()
         for row in rows { inserted.insert("\(try row.uuid("app_id")) \(try row.text("nonce"))") }

@@ -55,25 +55,23 @@ extension SQLStore {
     static func consume(_ pending: [PendingConsumption], in transaction: any SQLDatabase) async throws(StoreError) -> [RiskFacts.Consumption] {
         // Rows in one order in every batch: two batches locking the same ids (or pairs, below) in
         // opposite orders would deadlock on PostgreSQL.
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(pending.count * 5)
         // Token ids first: the app's UUID is formatted only to break a tie, which almost never happens.
-        for item in pending.sorted(by: { ($0.tokenID, $0.query.appID) < ($1.tokenID, $1.query.appID) }) {
-            binds += [
-                .uuid(item.query.appID.rawValue), .text(item.tokenID), .text(item.claims.deviceID.rawValue), .date(item.query.at),
-                .date(item.claims.consumptionKeptUntil),
-            ]
+        let rows = pending.sorted(by: { ($0.tokenID, $0.query.appID) < ($1.tokenID, $1.query.appID) }).map { item -> SQL in
+            """
+            (\(item.query.appID.rawValue), \(item.tokenID), \(item.claims.deviceID.rawValue), \(item.query.at), \(item.claims.consumptionKeptUntil))
+            """
         }
-        let rows = try await transaction.query(
-            "INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES "
-                + valuesList(rows: pending.count, width: 5) + " ON CONFLICT DO NOTHING RETURNING app_id, token_id",
-            binds
+        let inserted = try await transaction.query(
+            """
+            INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES \(SQL.joined(rows, separator: ", "))
+            ON CONFLICT DO NOTHING RETURNING app_id, token_id
+            """
         )
-        var inserted = Set<ConsumedID>()
-        for row in rows { inserted.insert(ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))) }
+        var consumed = Set<ConsumedID>()
+        for row in inserted { consumed.insert(ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))) }
         var consumptions: [RiskFacts.Consumption] = []
         for item in pending {
-            guard inserted.remove(ConsumedID(app: item.query.appID, token: item.tokenID)) != nil else {
+            guard consumed.remove(ConsumedID(app: item.query.appID, token: item.tokenID)) != nil else {
                 consumptions.append(.alreadyConsumed)
                 continue
             }
@@ -82,8 +80,7 @@ extension SQLStore {
                 continue
             }
             let page = try await transaction.query(
-                "SELECT page_url FROM ztoken_pages WHERE app_id = $1 AND token_id = $2",
-                [.uuid(item.query.appID.rawValue), .text(item.tokenID)]
+                "SELECT page_url FROM ztoken_pages WHERE app_id = \(.uuid(item.query.appID.rawValue)) AND token_id = \(.text(item.tokenID))"
             )
             consumptions.append(.consumed(pageURL: try page.first?.optionalText("page_url")))
         }
@@ -104,16 +101,15 @@ extension SQLStore {
             ]
             for pair in pairs { edges[pair] = max(edges[pair] ?? .distantPast, item.query.at) }
         }
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(edges.count * 5)
-        for (edge, seen) in edges.sorted(by: { $0.key < $1.key }) {
-            binds += [.uuid(edge.appID.rawValue), .int(Int64(edge.kind.rawValue)), .text(edge.subject), .text(edge.member), .date(seen)]
+        let rows = edges.sorted(by: { $0.key < $1.key }).map { edge, seen -> SQL in
+            "(\(edge.appID.rawValue), \(edge.kind.rawValue), \(edge.subject), \(edge.member), \(seen))"
         }
         try await database.query(
-            "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES " + valuesList(rows: edges.count, width: 5)
-                + " ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen"
-                + " WHERE velocity_edges.last_seen < excluded.last_seen",
-            binds
+            """
+            INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES \(SQL.joined(rows, separator: ", "))
+            ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen
+            WHERE velocity_edges.last_seen < excluded.last_seen
+            """
         )
     }
 }

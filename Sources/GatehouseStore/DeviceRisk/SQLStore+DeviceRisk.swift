@@ -19,7 +19,12 @@ extension SQLStore: DeviceRiskStore {
             """
             INSERT INTO devices (app_id, device_id, client_device_id, collect_type, platform, sdk_version, model, os_version, screen,
                                  idfv, idfa, wifi_ssid, wifi_bssid, environment, first_seen, last_seen, last_address)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+            VALUES (\(.uuid(device.appID.rawValue)), \(.text(device.id.rawValue)), \(.text(device.clientDeviceID)),
+              \(.int(Int64(device.mode.rawValue))), \(.optional(device.platform?.rawValue)), \(.optional(device.sdkVersion)),
+              \(.optional(device.basic?.model)), \(.optional(device.basic?.osVersion)), \(.optional(device.basic?.screen)),
+              \(.optional(device.unique?.idfv)), \(.optional(device.unique?.idfa)), \(.optional(device.extra?.wifiSsid)),
+              \(.optional(device.extra?.wifiBssid)), \(.int(Int64(device.environment.rawValue))), \(.date(device.firstSeen)),
+              \(.date(device.lastSeen)), \(.optional(device.lastAddress)))
             ON CONFLICT (app_id, device_id) DO UPDATE SET
                 client_device_id = excluded.client_device_id, collect_type = excluded.collect_type, platform = excluded.platform,
                 sdk_version = excluded.sdk_version, model = excluded.model, os_version = excluded.os_version, screen = excluded.screen,
@@ -27,14 +32,7 @@ extension SQLStore: DeviceRiskStore {
                 environment = excluded.environment, last_seen = excluded.last_seen, last_address = excluded.last_address,
                 key_epoch = devices.key_epoch + 1
             RETURNING *
-            """,
-            [
-                .uuid(device.appID.rawValue), .text(device.id.rawValue), .text(device.clientDeviceID), .int(Int64(device.mode.rawValue)),
-                .optional(device.platform?.rawValue), .optional(device.sdkVersion), .optional(device.basic?.model),
-                .optional(device.basic?.osVersion), .optional(device.basic?.screen), .optional(device.unique?.idfv),
-                .optional(device.unique?.idfa), .optional(device.extra?.wifiSsid), .optional(device.extra?.wifiBssid),
-                .int(Int64(device.environment.rawValue)), .date(device.firstSeen), .date(device.lastSeen), .optional(device.lastAddress),
-            ]
+            """
         )
         guard let row = rows.first else { throw .corruptRow("device upsert returned nothing") }
         return try Self.device(row)
@@ -58,10 +56,9 @@ extension SQLStore: DeviceRiskStore {
         let rows = try await database.query(
             """
             SELECT
-              (SELECT count(*) FROM app_events WHERE app_id = $1 AND event_id = $2) AS events,
-              (SELECT max(key_epoch) FROM devices WHERE app_id = $1 AND device_id = $3) AS key_epoch
-            """,
-            [.uuid(appID.rawValue), .int(Int64(eventID.rawValue)), .text(deviceID.rawValue)]
+              (SELECT count(*) FROM app_events WHERE app_id = \(.uuid(appID.rawValue)) AND event_id = \(.int(Int64(eventID.rawValue)))) AS events,
+              (SELECT max(key_epoch) FROM devices WHERE app_id = \(.uuid(appID.rawValue)) AND device_id = \(.text(deviceID.rawValue))) AS key_epoch
+            """
         )
         guard let row = rows.first else { throw .corruptRow("issuance preconditions returned nothing") }
         return (try row.int("events") > 0, try row.optionalInt("key_epoch").map(Int.init))
@@ -69,8 +66,10 @@ extension SQLStore: DeviceRiskStore {
 
     public func recordZTokenPage(appID: AppID, tokenID: String, pageURL: String, expiresAt: Date) async throws(StoreError) {
         try await database.query(
-            "INSERT INTO ztoken_pages (app_id, token_id, page_url, expires_at) VALUES ($1, $2, $3, $4)",
-            [.uuid(appID.rawValue), .text(tokenID), .text(pageURL), .date(expiresAt)]
+            """
+            INSERT INTO ztoken_pages (app_id, token_id, page_url, expires_at) VALUES (\(.uuid(appID.rawValue)), \(.text(tokenID)),
+              \(.text(pageURL)), \(.date(expiresAt)))
+            """
         )
     }
 
@@ -80,7 +79,7 @@ extension SQLStore: DeviceRiskStore {
 
     static func registeredEvents(appID: AppID, in database: any SQLDatabase) async throws(StoreError) -> Set<Int> {
         var events = Set<Int>()
-        for row in try await database.query("SELECT event_id FROM app_events WHERE app_id = $1", [.uuid(appID.rawValue)]) {
+        for row in try await database.query("SELECT event_id FROM app_events WHERE app_id = \(.uuid(appID.rawValue))") {
             events.insert(Int(try row.int("event_id")))
         }
         return events
@@ -95,10 +94,10 @@ extension SQLStore: DeviceRiskStore {
         try await changing(audit) { transaction in
             try await transaction.query(
                 """
-                INSERT INTO risk_rules (app_id, scope, rules, updated_at) VALUES ($1, $2, $3, $4)
+                INSERT INTO risk_rules (app_id, scope, rules, updated_at) VALUES (\(.uuid(appID.rawValue)), \(.int(Int64(scope))),
+                  \(.text(String(decoding: json, as: UTF8.self))), \(.date(now)))
                 ON CONFLICT (app_id, scope) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at
-                """,
-                [.uuid(appID.rawValue), .int(Int64(scope)), .text(String(decoding: json, as: UTF8.self)), .date(now)]
+                """
             )
         }
     }
@@ -106,11 +105,11 @@ extension SQLStore: DeviceRiskStore {
     public func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(
-                "INSERT INTO risk_lists (app_id, entry_id, kind, subject, value, note, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                [
-                    .uuid(entry.appID.rawValue), .uuid(entry.id), .text(entry.kind.rawValue), .text(entry.subject.rawValue), .text(entry.value),
-                    .optional(entry.note), .date(entry.createdAt),
-                ]
+                """
+                INSERT INTO risk_lists (app_id, entry_id, kind, subject, value, note, created_at) VALUES (\(.uuid(entry.appID.rawValue)),
+                  \(.uuid(entry.id)), \(.text(entry.kind.rawValue)), \(.text(entry.subject.rawValue)), \(.text(entry.value)),
+                  \(.optional(entry.note)), \(.date(entry.createdAt)))
+                """
             )
         }
     }
@@ -122,8 +121,7 @@ extension SQLStore: DeviceRiskStore {
     public func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             let rows = try await transaction.query(
-                "DELETE FROM risk_lists WHERE app_id = $1 AND entry_id = $2 RETURNING entry_id",
-                [.uuid(appID.rawValue), .uuid(id)]
+                "DELETE FROM risk_lists WHERE app_id = \(.uuid(appID.rawValue)) AND entry_id = \(.uuid(id)) RETURNING entry_id"
             )
             guard !rows.isEmpty else { throw StoreError.notFound("no list entry \(id)") }
         }
@@ -132,11 +130,10 @@ extension SQLStore: DeviceRiskStore {
     public func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(
-                "UPDATE apps SET ztoken_ttl_seconds = $1, retention_days = $2, updated_at = $3 WHERE app_id = $4",
-                [
-                    .int(Int64(updated.settings.ztokenTTLSeconds)), .int(Int64(updated.settings.retentionDays)), .date(updated.updatedAt),
-                    .uuid(app.id.rawValue),
-                ]
+                """
+                UPDATE apps SET ztoken_ttl_seconds = \(.int(Int64(updated.settings.ztokenTTLSeconds))), retention_days =
+                  \(.int(Int64(updated.settings.retentionDays))), updated_at = \(.date(updated.updatedAt)) WHERE app_id = \(.uuid(app.id.rawValue))
+                """
             )
         }
     }
@@ -146,7 +143,7 @@ extension SQLStore: DeviceRiskStore {
         return try await database.ifUnlocked(Self.purgeLockKey) { locked in
             var report = PurgeReport()
             var oldestKept: [(AppID, Date)] = []
-            for app in try await locked.query("SELECT app_id, retention_days FROM apps", []) {
+            for app in try await locked.query("SELECT app_id, retention_days FROM apps") {
                 let settings = AppSettings(ztokenTTLSeconds: AppSettings.standard.ztokenTTLSeconds, retentionDays: Int(try app.int("retention_days")))
                 oldestKept.append((AppID(try app.uuid("app_id")), settings.oldestDecisionKept(at: now)))
             }
@@ -159,11 +156,10 @@ extension SQLStore: DeviceRiskStore {
             for (app, since) in oldestKept {
                 report.decisions += try await Self.deleteInBatches(
                     """
-                    DELETE FROM risk_decisions WHERE app_id = $1 AND decision_id IN
-                      (SELECT decision_id FROM risk_decisions WHERE app_id = $1 AND decided_at < $2 LIMIT $3)
+                    DELETE FROM risk_decisions WHERE app_id = \(app.rawValue) AND decision_id IN
+                      (SELECT decision_id FROM risk_decisions WHERE app_id = \(app.rawValue) AND decided_at < \(since) LIMIT \(Self.purgeBatch))
                     RETURNING decision_id
                     """,
-                    [.uuid(app.rawValue), .date(since), .int(Self.purgeBatch)],
                     in: locked
                 )
                 try await Self.purgeActivity(of: app, before: since, in: locked)
@@ -189,10 +185,10 @@ extension SQLStore: DeviceRiskStore {
             report.velocityEdges = try await Self.deleteInBatches(
                 """
                 DELETE FROM velocity_edges WHERE (app_id, kind, subject, member) IN
-                  (SELECT app_id, kind, subject, member FROM velocity_edges WHERE last_seen < $1 LIMIT $2)
+                  (SELECT app_id, kind, subject, member FROM velocity_edges WHERE last_seen < \(now.addingTimeInterval(-25 * 3_600)) LIMIT
+                    \(Self.purgeBatch))
                 RETURNING kind
                 """,
-                [.date(now.addingTimeInterval(-25 * 3_600)), .int(Self.purgeBatch)],
                 in: locked
             )
             return report
@@ -216,19 +212,18 @@ extension SQLStore: DeviceRiskStore {
     static func deleteExpired(from table: String, key: String, before cutoff: Date, in database: any SQLDatabase) async throws(StoreError) -> Int {
         try await deleteInBatches(
             """
-            DELETE FROM \(table) WHERE (app_id, \(key)) IN
-              (SELECT app_id, \(key) FROM \(table) WHERE expires_at < $1 LIMIT $2)
-            RETURNING \(key)
+            DELETE FROM \(identifier: table) WHERE (app_id, \(identifier: key)) IN
+              (SELECT app_id, \(identifier: key) FROM \(identifier: table) WHERE expires_at < \(cutoff) LIMIT \(purgeBatch))
+            RETURNING \(identifier: key)
             """,
-            [.date(cutoff), .int(purgeBatch)],
             in: database
         )
     }
 
-    static func deleteInBatches(_ sql: String, _ binds: [SQLValue], in database: any SQLDatabase) async throws(StoreError) -> Int {
+    static func deleteInBatches(_ sql: SQL, in database: any SQLDatabase) async throws(StoreError) -> Int {
         var total = 0
         while true {
-            let deleted = try await database.query(sql, binds).count
+            let deleted = try await database.query(sql).count
             total += deleted
             if deleted < purgeBatch { return total }
         }

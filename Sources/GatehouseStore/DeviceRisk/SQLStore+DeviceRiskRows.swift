@@ -5,8 +5,7 @@ import GatehouseCore
 extension SQLStore {
     static func device(appID: AppID, id: DeviceID, in database: any SQLDatabase) async throws(StoreError) -> Device? {
         try await database.query(
-            "SELECT * FROM devices WHERE app_id = $1 AND device_id = $2",
-            [.uuid(appID.rawValue), .text(id.rawValue)]
+            "SELECT * FROM devices WHERE app_id = \(.uuid(appID.rawValue)) AND device_id = \(.text(id.rawValue))"
         ).first.map(device)
     }
 
@@ -53,7 +52,7 @@ extension SQLStore {
 
     static func riskRules(appID: AppID, in database: any SQLDatabase) async throws(StoreError) -> [Int: RiskRules] {
         var rules: [Int: RiskRules] = [:]
-        for row in try await database.query("SELECT scope, rules FROM risk_rules WHERE app_id = $1", [.uuid(appID.rawValue)]) {
+        for row in try await database.query("SELECT scope, rules FROM risk_rules WHERE app_id = \(.uuid(appID.rawValue))") {
             guard let decoded = try? JSONDecoder().decode(RiskRules.self, from: Data(try row.text("rules").utf8)) else {
                 throw .corruptRow("risk rules are not JSON")
             }
@@ -64,8 +63,7 @@ extension SQLStore {
 
     static func listEntries(appID: AppID, in database: any SQLDatabase) async throws(StoreError) -> [RiskListEntry] {
         try await database.query(
-            "SELECT * FROM risk_lists WHERE app_id = $1 ORDER BY created_at, entry_id",
-            [.uuid(appID.rawValue)]
+            "SELECT * FROM risk_lists WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY created_at, entry_id"
         ).map { row throws(StoreError) in
             guard let kind = RiskListEntry.Kind(rawValue: try row.text("kind")),
                 let subject = RiskListEntry.Subject(rawValue: try row.text("subject"))

@@ -58,21 +58,31 @@ extension SQLStore {
     /// changes shape under it (a later migration adding a column) fails until re-prepared.
     enum DeviceAndVelocityRead: PreparedSQL {
         static let name = "gatehouse_device_and_velocity_v1"
-        static let sql = """
-            SELECT devices.app_id, devices.device_id, devices.client_device_id, devices.collect_type, devices.platform,
-              devices.sdk_version, devices.model, devices.os_version, devices.screen, devices.idfv, devices.idfa, devices.wifi_ssid,
-              devices.wifi_bssid, devices.environment, devices.first_seen, devices.last_seen, devices.last_address, devices.key_epoch,
-              devices.hardware_facts, devices.hardware_attested_at, devices.attestation_failed_at,
-              (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = $1 AND device_id = $2 AND consumed_at > $3 ORDER BY consumed_at DESC LIMIT $8) AS e)
-                AS device_events,
-              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 1 AND subject = $2 AND last_seen > $4
-                AND member <> $5 ORDER BY last_seen DESC LIMIT $9) AS d) AS device_accounts,
-              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 2 AND subject = $5 AND last_seen > $4
-                AND member <> $2 ORDER BY last_seen DESC LIMIT $10) AS a) AS account_devices,
-              (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = $1 AND kind = 3 AND subject = $6 AND last_seen > $7
-                AND member <> $2 ORDER BY last_seen DESC LIMIT $11) AS i) AS ip_devices
-            FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = $1 AND devices.device_id = $2
-            """
+        /// The statement for one query; its text is the same for every query (values only bind).
+        static func statement(_ query: RiskQuery, deviceID: DeviceID, rules: EffectiveRiskRules) -> SQL {
+            let (app, device, account, address) = (query.appID.rawValue, deviceID.rawValue, query.accountID.rawValue, query.clientAddress.description)
+            let (minuteAgo, dayAgo, hourAgo) = (
+                query.at.addingTimeInterval(-60), query.at.addingTimeInterval(-86_400), query.at.addingTimeInterval(-3_600)
+            )
+            return """
+                SELECT devices.app_id, devices.device_id, devices.client_device_id, devices.collect_type, devices.platform,
+                  devices.sdk_version, devices.model, devices.os_version, devices.screen, devices.idfv, devices.idfa, devices.wifi_ssid,
+                  devices.wifi_bssid, devices.environment, devices.first_seen, devices.last_seen, devices.last_address, devices.key_epoch,
+                  devices.hardware_facts, devices.hardware_attested_at, devices.attestation_failed_at,
+                  (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = \(app) AND device_id = \(device)
+                    AND consumed_at > \(minuteAgo) ORDER BY consumed_at DESC LIMIT \(rules.maxDeviceEventsPerMinute)) AS e) AS device_events,
+                  (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = \(app) AND kind = 1 AND subject = \(device)
+                    AND last_seen > \(dayAgo) AND member <> \(account) ORDER BY last_seen DESC LIMIT \(rules.maxDeviceAccountsPerDay)) AS d)
+                    AS device_accounts,
+                  (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = \(app) AND kind = 2 AND subject = \(account)
+                    AND last_seen > \(dayAgo) AND member <> \(device) ORDER BY last_seen DESC LIMIT \(rules.maxAccountDevicesPerDay)) AS a)
+                    AS account_devices,
+                  (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = \(app) AND kind = 3 AND subject = \(address)
+                    AND last_seen > \(hourAgo) AND member <> \(device) ORDER BY last_seen DESC LIMIT \(rules.maxIPDevicesPerHour)) AS i)
+                    AS ip_devices
+                FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = \(app) AND devices.device_id = \(device)
+                """
+        }
     }
 
     /// The device and its velocity counts, in one statement, read before its token is consumed. Each
@@ -88,7 +98,7 @@ extension SQLStore {
     )
         async throws(StoreError) -> (Device?, Velocity)
     {
-        let rows = try await database.query(DeviceAndVelocityRead.self, deviceAndVelocityBinds(query, deviceID: deviceID, rules: rules))
+        let rows = try await database.query(DeviceAndVelocityRead.self, DeviceAndVelocityRead.statement(query, deviceID: deviceID, rules: rules))
         guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
         let velocity = Velocity(
             deviceEventsLastMinute: Int(try row.int("device_events")) + 1,
@@ -99,35 +109,26 @@ extension SQLStore {
         return (try row.isNull("device_id") ? nil : try Self.device(row), velocity)
     }
 
-    static func deviceAndVelocityBinds(_ query: RiskQuery, deviceID: DeviceID, rules: EffectiveRiskRules) -> [SQLValue] {
-        [
-            .uuid(query.appID.rawValue), .text(deviceID.rawValue), .date(query.at.addingTimeInterval(-60)),
-            .date(query.at.addingTimeInterval(-86_400)), .text(query.accountID.rawValue), .text(query.clientAddress.description),
-            .date(query.at.addingTimeInterval(-3_600)), .int(Int64(rules.maxDeviceEventsPerMinute)),
-            .int(Int64(rules.maxDeviceAccountsPerDay)), .int(Int64(rules.maxAccountDevicesPerDay)), .int(Int64(rules.maxIPDevicesPerHour)),
-        ]
-    }
-
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
-        var binds: [SQLValue] = []
-        binds.reserveCapacity(records.count * 14)
         let encoder = JSONEncoder()
+        var rows: [SQL] = []
+        rows.reserveCapacity(records.count)
         for record in records {
             guard let tags = try? encoder.encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
-            binds += [
-                .uuid(record.appID.rawValue), .uuid(record.id), .date(record.decidedAt), .int(Int64(record.eventID.rawValue)),
-                .text(record.accountID.rawValue), .optional(record.deviceID?.rawValue), .optional(record.tokenID),
-                .text(record.tokenState.rawValue), .optional(record.clientAddress), .optional(record.userAgent), .optional(record.pageURL),
-                .int(Int64(record.verdict.score)), .text(record.verdict.decision.rawValue), .text(String(decoding: tags, as: UTF8.self)),
-            ]
+            rows.append(
+                """
+                (\(record.appID.rawValue), \(record.id), \(record.decidedAt), \(record.eventID.rawValue), \(record.accountID.rawValue),
+                 \(record.deviceID?.rawValue), \(record.tokenID), \(record.tokenState.rawValue), \(record.clientAddress), \(record.userAgent),
+                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(String(decoding: tags, as: UTF8.self)))
+                """
+            )
         }
         try await database.query(
             """
             INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
                                         client_address, user_agent, page_url, score, decision, tags)
-            VALUES
-            """ + " " + valuesList(rows: records.count, width: 14),
-            binds
+            VALUES \(SQL.joined(rows, separator: ", "))
+            """
         )
     }
 
@@ -135,8 +136,7 @@ extension SQLStore {
         // A decision written behind its answer is read here once its row is in.
         await refusedDecisions.caughtUp()
         return try await database.query(
-            "SELECT * FROM risk_decisions WHERE app_id = $1 AND decision_id = $2",
-            [.uuid(appID.rawValue), .uuid(id)]
+            "SELECT * FROM risk_decisions WHERE app_id = \(.uuid(appID.rawValue)) AND decision_id = \(.uuid(id))"
         ).first.map(Self.decisionRecord)
     }
 
@@ -157,26 +157,19 @@ extension SQLStore {
         return try await database.query(
             """
             SELECT risk_decisions.*, apps.app_key FROM risk_decisions JOIN apps ON apps.app_id = risk_decisions.app_id
-            WHERE ($1 = 0 OR risk_decisions.app_id = $2) AND ($3 = 0 OR event_id = $4) AND ($5 = 0 OR device_id = $6)
-              AND ($7 = 0 OR account_id = $8) AND ($9 = 0 OR decision = $10)
-              AND decided_at >= $11 AND decided_at < $12
-              AND (decided_at < $13 OR (decided_at = $13 AND decision_id < $14))
-              AND ($16 = 0 OR tags LIKE $17 ESCAPE '!') AND ($18 = 0 OR client_address = $19)
+            WHERE (\(flag(filter.appID != nil)) = 0 OR risk_decisions.app_id = \(.uuid(filter.appID?.rawValue ?? anyUUID))) AND
+              (\(flag(filter.eventID != nil)) = 0 OR event_id = \(.int(Int64(filter.eventID?.rawValue ?? 0)))) AND (\(flag(filter.deviceID != nil))
+              = 0 OR device_id = \(.text(filter.deviceID?.rawValue ?? "")))
+              AND (\(flag(filter.accountID != nil)) = 0 OR account_id = \(.text(filter.accountID?.rawValue ?? ""))) AND
+                (\(flag(filter.decision != nil)) = 0 OR decision = \(.text(filter.decision?.rawValue ?? "")))
+              AND decided_at >= \(.date(filter.from ?? farPast)) AND decided_at < \(.date(filter.to ?? farFuture))
+              AND (decided_at < \(.date(cursor?.decidedAt ?? farFuture)) OR (decided_at = \(.date(cursor?.decidedAt ?? farFuture)) AND decision_id <
+                \(.uuid(cursor?.id ?? anyUUID))))
+              AND (\(flag(filter.tag != nil)) = 0 OR tags LIKE \(.text(filter.tag.map(Self.tagPattern) ?? "")) ESCAPE '!') AND
+                (\(flag(filter.clientAddress != nil)) = 0 OR client_address = \(.text(filter.clientAddress ?? "")))
             ORDER BY decided_at DESC, decision_id DESC
-            LIMIT $15
-            """,
-            [
-                flag(filter.appID != nil), .uuid(filter.appID?.rawValue ?? anyUUID),
-                flag(filter.eventID != nil), .int(Int64(filter.eventID?.rawValue ?? 0)),
-                flag(filter.deviceID != nil), .text(filter.deviceID?.rawValue ?? ""),
-                flag(filter.accountID != nil), .text(filter.accountID?.rawValue ?? ""),
-                flag(filter.decision != nil), .text(filter.decision?.rawValue ?? ""),
-                .date(filter.from ?? farPast), .date(filter.to ?? farFuture),
-                .date(cursor?.decidedAt ?? farFuture), .uuid(cursor?.id ?? anyUUID),
-                .int(Int64(limit)),
-                flag(filter.tag != nil), .text(filter.tag.map(Self.tagPattern) ?? ""),
-                flag(filter.clientAddress != nil), .text(filter.clientAddress ?? ""),
-            ]
+            LIMIT \(.int(Int64(limit)))
+            """
         ).map { row throws(StoreError) in
             guard let appKey = try? AppKey(validating: try row.text("app_key")) else { throw .corruptRow("app key of a decision") }
             return ListedDecision(record: try Self.decisionRecord(row), appKey: appKey)

@@ -7,49 +7,38 @@ import GatehouseCore
 extension SQLStore: STSRoleStore {
     public func createRole(_ stored: StoredRole, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
+            let columns = Self.roleColumns(stored)
             try await transaction.query(
-                """
-                INSERT INTO storage_roles (app_id, role_id, provider, sts_endpoint, region, role_arn, external_id, duration_seconds,
-                                           max_duration_seconds, policy_template, storage_endpoint, addressing, attest_id,
-                                           require_risk_decision, self_signed, sealed_key, status, created_at, updated_at,
-                                           require_hardware)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-                """,
-                Self.roleBinds(stored)
+                "INSERT INTO storage_roles (\(columns: columns.map(\.name))) VALUES (\(SQL.joined(columns.map { "\($0.value)" }, separator: ", ")))"
             )
         }
     }
 
     public func updateRole(from: STSRole, to updated: StoredRole, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
+            let changed = Self.roleColumns(updated).filter { !["app_id", "role_id", "created_at"].contains($0.name) }
             let rows = try await transaction.query(
                 """
-                UPDATE storage_roles SET provider = $3, sts_endpoint = $4, region = $5, role_arn = $6, external_id = $7,
-                    duration_seconds = $8, max_duration_seconds = $9, policy_template = $10, storage_endpoint = $11, addressing = $12,
-                    attest_id = $13, require_risk_decision = $14, self_signed = $15, sealed_key = $16, status = $17, updated_at = $19,
-                    require_hardware = $20
-                WHERE app_id = $1 AND role_id = $2 AND updated_at = $21
+                UPDATE storage_roles SET \(SQL.joined(changed.map { "\(identifier: $0.name) = \($0.value)" }, separator: ", "))
+                WHERE app_id = \(from.appID.rawValue) AND role_id = \(from.roleID.rawValue) AND updated_at = \(from.updatedAt)
                 RETURNING role_id
-                """,
-                Self.roleBinds(updated) + [.date(from.updatedAt)]
+                """
             )
             guard !rows.isEmpty else { throw StoreError.conflict("role \(from.roleID) changed meanwhile") }
             try await transaction.query(
-                "DELETE FROM sts_credentials WHERE app_id = $1 AND role_id = $2",
-                [.uuid(from.appID.rawValue), .text(from.roleID.rawValue)]
+                "DELETE FROM sts_credentials WHERE app_id = \(.uuid(from.appID.rawValue)) AND role_id = \(.text(from.roleID.rawValue))"
             )
         }
     }
 
     public func role(appID: AppID, roleID: RoleID) async throws(StoreError) -> StoredRole? {
         try await database.query(
-            "SELECT * FROM storage_roles WHERE app_id = $1 AND role_id = $2",
-            [.uuid(appID.rawValue), .text(roleID.rawValue)]
+            "SELECT * FROM storage_roles WHERE app_id = \(.uuid(appID.rawValue)) AND role_id = \(.text(roleID.rawValue))"
         ).first.map(Self.role)
     }
 
     public func roles(appID: AppID) async throws(StoreError) -> [StoredRole] {
-        try await database.query("SELECT * FROM storage_roles WHERE app_id = $1 ORDER BY role_id", [.uuid(appID.rawValue)]).map(Self.role)
+        try await database.query("SELECT * FROM storage_roles WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY role_id").map(Self.role)
     }
 
     public func latestDecision(
@@ -59,10 +48,10 @@ extension SQLStore: STSRoleStore {
     ) async throws(StoreError) -> (decision: RiskDecision, accountID: String)? {
         let rows = try await database.query(
             """
-            SELECT decision, account_id FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
+            SELECT decision, account_id FROM risk_decisions WHERE app_id = \(.uuid(appID.rawValue)) AND device_id = \(.text(deviceID.rawValue)) AND
+              decided_at > \(.date(decidedAfter))
             ORDER BY decided_at DESC LIMIT 1
-            """,
-            [.uuid(appID.rawValue), .text(deviceID.rawValue), .date(decidedAfter)]
+            """
         )
         guard let row = rows.first else { return nil }
         guard let decision = RiskDecision(rawValue: try row.text("decision")) else { throw .corruptRow("risk decision") }
@@ -71,8 +60,10 @@ extension SQLStore: STSRoleStore {
 
     public func cachedCredentials(appID: AppID, roleID: RoleID, cacheKey: String) async throws(StoreError) -> CachedCredentials? {
         try await database.query(
-            "SELECT sealed_credentials, expires_at FROM sts_credentials WHERE app_id = $1 AND role_id = $2 AND cache_key = $3",
-            [.uuid(appID.rawValue), .text(roleID.rawValue), .text(cacheKey)]
+            """
+            SELECT sealed_credentials, expires_at FROM sts_credentials WHERE app_id = \(.uuid(appID.rawValue)) AND role_id =
+              \(.text(roleID.rawValue)) AND cache_key = \(.text(cacheKey))
+            """
         ).first.map { row throws(StoreError) in
             CachedCredentials(sealed: try row.bytes("sealed_credentials"), expiresAt: try row.date("expires_at"))
         }
@@ -88,25 +79,27 @@ extension SQLStore: STSRoleStore {
         try await database.query(
             """
             INSERT INTO sts_credentials (app_id, role_id, cache_key, sealed_credentials, expires_at, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6)
+            VALUES (\(.uuid(appID.rawValue)), \(.text(roleID.rawValue)), \(.text(cacheKey)), \(.bytes(credentials.sealed)),
+              \(.date(credentials.expiresAt)), \(.date(now)))
             ON CONFLICT (app_id, role_id, cache_key)
             DO UPDATE SET sealed_credentials = excluded.sealed_credentials, expires_at = excluded.expires_at, created_at = excluded.created_at
-            """,
-            [
-                .uuid(appID.rawValue), .text(roleID.rawValue), .text(cacheKey), .bytes(credentials.sealed), .date(credentials.expiresAt),
-                .date(now),
-            ]
+            """
         )
     }
 
-    static func roleBinds(_ stored: StoredRole) -> [SQLValue] {
+    /// The role's columns, each named beside its value, so that the INSERT and the UPDATE bind alike.
+    static func roleColumns(_ stored: StoredRole) -> [(name: String, value: SQLValue)] {
         let r = stored.role
         return [
-            .uuid(r.appID.rawValue), .text(r.roleID.rawValue), .text(r.provider.rawValue), .text(r.stsEndpoint), .text(r.region),
-            .text(r.roleArn), .optional(r.externalID), .int(Int64(r.durationSeconds)), .int(Int64(r.maxDurationSeconds)),
-            .optional(r.policyTemplate), .optional(r.storageEndpoint), .text(r.addressing.rawValue), .text(r.attestID.rawValue),
-            .int(r.requireRiskDecision ? 1 : 0), .int(r.selfSigned ? 1 : 0), .bytes(stored.sealedKey), .text(r.status.rawValue),
-            .date(r.createdAt), .date(r.updatedAt), .int(r.requireHardwareAttestation ? 1 : 0),
+            ("app_id", .uuid(r.appID.rawValue)), ("role_id", .text(r.roleID.rawValue)), ("provider", .text(r.provider.rawValue)),
+            ("sts_endpoint", .text(r.stsEndpoint)), ("region", .text(r.region)), ("role_arn", .text(r.roleArn)),
+            ("external_id", .optional(r.externalID)), ("duration_seconds", .int(Int64(r.durationSeconds))),
+            ("max_duration_seconds", .int(Int64(r.maxDurationSeconds))), ("policy_template", .optional(r.policyTemplate)),
+            ("storage_endpoint", .optional(r.storageEndpoint)), ("addressing", .text(r.addressing.rawValue)),
+            ("attest_id", .text(r.attestID.rawValue)), ("require_risk_decision", .int(r.requireRiskDecision ? 1 : 0)),
+            ("self_signed", .int(r.selfSigned ? 1 : 0)), ("sealed_key", .bytes(stored.sealedKey)), ("status", .text(r.status.rawValue)),
+            ("created_at", .date(r.createdAt)), ("updated_at", .date(r.updatedAt)),
+            ("require_hardware", .int(r.requireHardwareAttestation ? 1 : 0)),
         ]
     }
 

@@ -9,12 +9,13 @@ extension SQLStore: SignatureStore {
         let rows = try await database.query(
             """
             SELECT d.*,
-              (SELECT count(*) FROM risk_lists WHERE app_id = $1 AND kind = 'deny' AND subject = 'device' AND value = $2) AS denied,
-              (SELECT decision FROM risk_decisions WHERE app_id = $1 AND device_id = $2 AND decided_at > $3
+              (SELECT count(*) FROM risk_lists WHERE app_id = \(.uuid(appID.rawValue)) AND kind = 'deny' AND subject = 'device' AND value =
+                \(.text(deviceID.rawValue))) AS denied,
+              (SELECT decision FROM risk_decisions WHERE app_id = \(.uuid(appID.rawValue)) AND device_id = \(.text(deviceID.rawValue)) AND
+                decided_at > \(.date(decidedAfter))
                  ORDER BY decided_at DESC LIMIT 1) AS latest_decision
-            FROM devices d WHERE d.app_id = $1 AND d.device_id = $2
-            """,
-            [.uuid(appID.rawValue), .text(deviceID.rawValue), .date(decidedAfter)]
+            FROM devices d WHERE d.app_id = \(.uuid(appID.rawValue)) AND d.device_id = \(.text(deviceID.rawValue))
+            """
         )
         guard let row = rows.first else { return nil }
         return SigningState(
@@ -26,11 +27,11 @@ extension SQLStore: SignatureStore {
 
     public func recordSignatureFailure(appID: AppID, deviceID: DeviceID, reason: SignatureFailure, at now: Date) async throws(StoreError) {
         try await database.query(
-            "INSERT INTO signature_failures (app_id, failure_id, device_id, reason, failed_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
-            [
-                .uuid(appID.rawValue), .uuid(UUID.random()), .text(deviceID.rawValue), .text(reason.rawValue), .date(now),
-                .date(now.addingTimeInterval(3600)),
-            ]
+            """
+            INSERT INTO signature_failures (app_id, failure_id, device_id, reason, failed_at, expires_at) VALUES (\(.uuid(appID.rawValue)),
+              \(.uuid(UUID.random())), \(.text(deviceID.rawValue)), \(.text(reason.rawValue)), \(.date(now)),
+              \(.date(now.addingTimeInterval(3600))))
+            """
         )
     }
 }
