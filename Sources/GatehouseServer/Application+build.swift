@@ -131,7 +131,7 @@ private func installMiddleware(
         AccessLogMiddleware()
         ProblemMiddleware(routes: routes.table)
     }
-    routes.install(on: router, guards: guards)
+    routes.install(on: router, errors: [.sdk: .sdk, .captcha: .captcha, .sts: .sts], guards: guards)
 }
 
 /// The master key's box; a development key generated for a newcomer is said in the log.

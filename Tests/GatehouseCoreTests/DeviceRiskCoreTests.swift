@@ -348,14 +348,13 @@ import Testing
         )
         #expect(query.tokenState == .fresh)
         func decided(registered: Bool) -> ZTokenState {
+            let policy = RiskPolicy(rules: [:], listEntries: [], events: registered ? [3399] : [], attesters: [])
             let facts = RiskFacts(
                 consumption: .consumed(pageURL: nil),
                 device: device,
                 velocity: quiet,
-                listEntries: [],
-                appRules: nil,
-                eventRules: nil,
-                eventRegistered: registered
+                policy: policy,
+                rules: policy.effectiveRules(for: query.eventID)
             )
             return RiskEngine.decide(query, facts: facts, id: UUID()).tokenState
         }

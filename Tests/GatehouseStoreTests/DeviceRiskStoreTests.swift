@@ -16,6 +16,8 @@ import Testing
         let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
         let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
         try await store.createApp(app, secrets: [], audit: audit)
+        // The tokens below are minted for event 3301: registered, so that Core judges them fresh.
+        try await store.registerEvent(try RegisteredEvent.draft(app: app, eventID: 3301, name: "login", at: now), audit: audit)
         let report = DeviceReport(
             clientDeviceID: "client-1",
             mode: .noExtraData,
@@ -52,31 +54,7 @@ import Testing
     /// Consumes a freshly minted token: what a risk query that passes its checks does.
     func consume(_ store: SQLStore, app: App, device: Device, account: String = "u1", at time: Date? = nil) async throws -> RiskDecisionRecord {
         let queryKeys = try keys(app, try mint(app: app, device: device, account: account, at: time), account: account, at: time)
-        return try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record
-    }
-
-    /// A judge that records what the store found, as the real one does.
-    static func record(_ keys: RiskQuery, _ context: RiskFacts) -> RiskDecisionRecord {
-        let state: ZTokenState =
-            switch context.consumption {
-            case .consumed: .fresh
-            case .alreadyConsumed: .replayed
-            case nil: .forged
-            }
-        return RiskDecisionRecord(
-            id: UUID(),
-            appID: keys.appID,
-            eventID: keys.eventID,
-            accountID: keys.accountID,
-            deviceID: keys.deviceID,
-            tokenID: keys.tokenID,
-            tokenState: state,
-            clientAddress: keys.clientAddress.description,
-            userAgent: nil,
-            pageURL: { if case .consumed(let page) = context.consumption { page } else { nil } }(),
-            verdict: RiskVerdict(decision: state == .fresh ? .pass : .reject, score: state == .fresh ? 0 : 100, tags: []),
-            decidedAt: keys.at
-        )
+        return try await store.recordRiskDecision(queryKeys).record
     }
 
     func keys(_ app: App, _ claims: ZTokenClaims?, account: String = "u1", at time: Date? = nil) throws -> RiskQuery {
@@ -150,9 +128,9 @@ import Testing
             let claims = try mint(app: app, device: device, page: true)
             try await store.recordZTokenPage(appID: app.id, tokenID: claims.tokenID, pageURL: "https://shop.example/pay", expiresAt: claims.expiresAt)
             let queryKeys = try keys(app, claims)
-            let first = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
+            let first = try await store.recordRiskDecision(queryKeys)
             #expect(first.facts.consumption == .consumed(pageURL: "https://shop.example/pay") && first.record.pageURL == "https://shop.example/pay")
-            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.facts.consumption == .alreadyConsumed)
+            #expect(try await store.recordRiskDecision(queryKeys).facts.consumption == .alreadyConsumed)
             let kept = try await store.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew - 1))
             #expect(kept?.ztokens == 0)
             let purged = try await store.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew + 1))
@@ -176,7 +154,7 @@ import Testing
             let queryKeys = try keys(app, claims)
             let states = try await withThrowingTaskGroup(of: ZTokenState.self) { group in
                 for _ in 0..<64 {
-                    group.addTask { try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record.tokenState }
+                    group.addTask { try await store.recordRiskDecision(queryKeys).record.tokenState }
                 }
                 return try await group.reduce(into: [ZTokenState]()) { $0.append($1) }
             }
@@ -193,7 +171,7 @@ import Testing
             let (app, _) = try await seed(store)
             let before = store.ztokenLookups
             let queryKeys = try keys(app, nil)
-            let record = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record
+            let record = try await store.recordRiskDecision(queryKeys).record
             #expect(record.tokenState == .forged)
             #expect(store.ztokenLookups == before)
             #expect(try await store.decision(appID: app.id, id: record.id) == record)
@@ -209,7 +187,7 @@ import Testing
             let records = try await withThrowingTaskGroup(of: RiskDecisionRecord.self) { group in
                 for number in 0..<200 {
                     let queryKeys = try keys(app, nil, account: "u\(number)")
-                    group.addTask { try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.record }
+                    group.addTask { try await store.recordRiskDecision(queryKeys).record }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -219,13 +197,13 @@ import Testing
             #expect(page.count == 200)
 
             let queryKeys = try keys(app, nil, account: "u7")
-            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.facts.listEntries.isEmpty)
+            #expect(try await store.recordRiskDecision(queryKeys).facts.policy.listEntries.isEmpty)
             let entry = RiskListEntry(id: UUID(), appID: app.id, kind: .deny, subject: .account, value: "u7", note: nil, createdAt: now)
             try await store.addListEntry(
                 entry,
                 audit: origin.entry(at: now, action: "list.add", targetType: "list", targetID: "x", appID: app.id, before: nil, after: nil)
             )
-            #expect(try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }.facts.listEntries == [entry])
+            #expect(try await store.recordRiskDecision(queryKeys).facts.policy.listEntries == [entry])
         }
     }
 
@@ -345,8 +323,9 @@ import Testing
             updated.settings = AppSettings(ztokenTTLSeconds: 60, retentionDays: 7)
             try await store.updateSettings(of: app, to: updated, audit: audit)
             #expect(try await store.app(withKey: app.appKey)?.settings == updated.settings)
-            // add, remove, two rule changes, settings: five audited changes after the app's creation.
-            #expect(try await store.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 50).count == 6)
+            // add, remove, two rule changes, settings: five audited changes after the app's creation and
+            // its event's registration (`seed`).
+            #expect(try await store.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 50).count == 7)
         }
     }
 
@@ -356,7 +335,7 @@ import Testing
             let (app, _) = try await seed(store)
             for second in 0..<5 {
                 let queryKeys = try keys(app, nil, account: second.isMultiple(of: 2) ? "even" : "odd", at: now.addingTimeInterval(Double(second)))
-                _ = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
+                _ = try await store.recordRiskDecision(queryKeys)
             }
             let first = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 2).map(\.record)
             #expect(try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 1).first?.appKey == app.appKey)
@@ -388,7 +367,7 @@ import Testing
             let recent = try mint(app: app, device: device)
             #expect(try await store.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)))
             let oldKeys = try keys(app, nil, at: now.addingTimeInterval(-40 * 86_400))
-            _ = try await store.recordRiskDecision(oldKeys) { Self.record(oldKeys, $0) }
+            _ = try await store.recordRiskDecision(oldKeys)
             // A refused token's decision is written behind its answer.
             await store.catchUpWritesBehind()
             var report = try await store.purgeExpired(at: now)
@@ -399,7 +378,7 @@ import Testing
             // On PostgreSQL the expired nonce went into its six-hour range, which is dropped once it ends.
             #expect(report == PurgeReport(ztokens: 1, decisions: 2, nonces: kind == .sqlite ? 1 : 0, attestations: 0, captchas: 0))
             let recentKeys = try keys(app, recent)
-            #expect(try await store.recordRiskDecision(recentKeys) { Self.record(recentKeys, $0) }.record.tokenState == .fresh)
+            #expect(try await store.recordRiskDecision(recentKeys).record.tokenState == .fresh)
             if kind == .postgres { _ = try await store.purgeExpired(at: now.addingTimeInterval(6 * 3_600)) }
             #expect(try await store.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)), "gone")
         }
@@ -420,7 +399,7 @@ import Testing
             for owner in [app, brief] {
                 for second in 0..<3 {
                     let queryKeys = try keys(owner, nil, at: now.addingTimeInterval(Double(second)))
-                    _ = try await store.recordRiskDecision(queryKeys) { Self.record(queryKeys, $0) }
+                    _ = try await store.recordRiskDecision(queryKeys)
                 }
             }
             await store.catchUpWritesBehind()

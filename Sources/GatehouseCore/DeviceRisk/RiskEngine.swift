@@ -253,9 +253,9 @@ extension RiskEngine {
         case .alreadyConsumed: state = .replayed
         case nil: break
         }
-        if state == .fresh && !facts.eventRegistered { state = .wrongEvent }
+        if state == .fresh && !facts.isRegistered(query.eventID) { state = .wrongEvent }
         let device = facts.device?.id ?? query.claims?.deviceID
-        let hits = facts.listEntries.filter { $0.matches(device: device, account: query.accountID, address: query.clientAddress) }
+        let hits = facts.policy.listEntries.filter { $0.matches(device: device, account: query.accountID, address: query.clientAddress) }
         let inputs = RiskInputs(
             tokenState: state,
             device: facts.device,
@@ -263,7 +263,7 @@ extension RiskEngine {
             startedFrom: facts.device?.lastAddress,
             clientAddress: query.clientAddress.description,
             listHits: hits,
-            hardwareRequired: facts.hardwareRequired
+            hardwareRequired: facts.policy.hardwareRequired
         )
         return RiskDecisionRecord(
             id: id,
@@ -276,7 +276,7 @@ extension RiskEngine {
             clientAddress: query.clientAddress.description,
             userAgent: query.userAgent,
             pageURL: pageURL,
-            verdict: judge(inputs, rules: RiskRules.effective(app: facts.appRules, event: facts.eventRules)),
+            verdict: judge(inputs, rules: facts.rules),
             decidedAt: query.at
         )
     }

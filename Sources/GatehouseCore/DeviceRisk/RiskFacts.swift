@@ -1,6 +1,7 @@
 import Foundation
 
-/// What the store found for a risk query, in one transaction with the token's consumption.
+/// What the store found for a risk query, in one transaction with the token's consumption, and the
+/// policy and rules in force, worked out once (the store bounds the velocity counts by the rules).
 public struct RiskFacts: Sendable {
     public enum Consumption: Sendable, Equatable {
         /// This query consumed the token (the page it was minted for, for a bridge token).
@@ -13,31 +14,18 @@ public struct RiskFacts: Sendable {
     public let consumption: Consumption?
     public let device: Device?
     public let velocity: Velocity?
-    public let listEntries: [RiskListEntry]
-    public let appRules: RiskRules?
-    public let eventRules: RiskRules?
-    /// The app has an active attester that requires a hardware-attested device.
-    public let hardwareRequired: Bool
-    /// The query's event is one the app registered (a device can mint a token for any event id).
-    public let eventRegistered: Bool
+    public let policy: RiskPolicy
+    /// `policy.effectiveRules(for:)` of the query's event.
+    public let rules: EffectiveRiskRules
 
-    public init(
-        consumption: Consumption?,
-        device: Device?,
-        velocity: Velocity?,
-        listEntries: [RiskListEntry],
-        appRules: RiskRules?,
-        eventRules: RiskRules?,
-        hardwareRequired: Bool = false,
-        eventRegistered: Bool = true
-    ) {
-        self.hardwareRequired = hardwareRequired
-        self.eventRegistered = eventRegistered
+    public init(consumption: Consumption?, device: Device?, velocity: Velocity?, policy: RiskPolicy, rules: EffectiveRiskRules) {
         self.consumption = consumption
         self.device = device
         self.velocity = velocity
-        self.listEntries = listEntries
-        self.appRules = appRules
-        self.eventRules = eventRules
+        self.policy = policy
+        self.rules = rules
     }
+
+    /// The query's event is one the app registered (a device can mint a token for any event id).
+    public func isRegistered(_ event: EventID) -> Bool { policy.events.contains(event.rawValue) }
 }

@@ -36,7 +36,7 @@ public struct RiskQueryOperations: Sendable {
             keys: keys,
             at: clock.now()
         )
-        let recorded = try await store.recordRiskDecision(query) { facts in RiskEngine.decide(query, facts: facts, id: UUID.random()) }
+        let recorded = try await store.recordRiskDecision(query)
         store.countActivity(ActivityKey.of(recorded.record))
         return recorded
     }

@@ -26,8 +26,9 @@ struct AdminAuthMiddleware: RouterMiddleware {
                 throw DomainError(.adminTokenReadOnly, "This admin token is a viewer's: it reads, and changes nothing.")
             }
             var context = context
-            context.actor = Actor(kind: .adminToken, name: token.name)
-            context.logger[metadataKey: "actor"] = .string(context.actor!.description)
+            let actor = Actor(kind: .adminToken, name: token.name)
+            context.admitted = .operator(actor)
+            context.logger[metadataKey: "actor"] = .string(actor.description)
             return try await next(request, context)
         case .failure(let refusal):
             throw Problem.unauthorized(code: refusal.rawValue, detail: refusal.detail, challenge: Self.challenge)

@@ -9,7 +9,7 @@ import Hummingbird
 
 /// `/v1/admin/apps...`: apps, their secrets and events. Handlers translate HTTP to operations and back.
 struct AdminAppsController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = OperatorContext
     let operations: AppOperations
     let clock: any GatehouseClock
 
@@ -30,7 +30,7 @@ struct AdminAppsController {
         let created = try await operations.create(
             name: body.name,
             platforms: body.platforms.map(\.rawValue),
-            origin: try context.origin()
+            origin: context.origin
         )
         let response = Components.Schemas.AppCreated(
             app: .init(created.app),
@@ -62,13 +62,13 @@ struct AdminAppsController {
 
     @Sendable func disableApp(_ request: Request, context: Context) async throws -> Response {
         try JSONBody.response(
-            Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .disabled, origin: try context.origin()))
+            Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .disabled, origin: context.origin))
         )
     }
 
     @Sendable func enableApp(_ request: Request, context: Context) async throws -> Response {
         try JSONBody.response(
-            Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .active, origin: try context.origin()))
+            Components.Schemas.App(try await operations.setStatus(try Query.appKey(context), to: .active, origin: context.origin))
         )
     }
 
@@ -84,7 +84,7 @@ struct AdminAppsController {
             try Query.appKey(context),
             kind: kind,
             overlapSeconds: body.overlapSeconds,
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(
             Components.Schemas.RotatedSecret(
@@ -102,7 +102,7 @@ struct AdminAppsController {
             try Query.appKey(context),
             eventID: body.eventId,
             name: body.name,
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.Event(event), status: .created)
     }
@@ -135,7 +135,7 @@ enum Query {
         try reader(query).date(name)
     }
 
-    static func appKey(_ context: GatehouseRequestContext) throws -> AppKey {
+    static func appKey(_ context: some RequestContext) throws -> AppKey {
         guard let appKey = context.parameters.get("appKey") else { throw Problem.badParameter("appKey", "appKey is missing.") }
         return try AppKey(validating: appKey)
     }

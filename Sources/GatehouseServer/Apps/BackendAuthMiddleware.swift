@@ -29,7 +29,7 @@ struct BackendAuthMiddleware: RouterMiddleware {
         case .failure(let refusal): throw Self.problem(for: refusal)
         case .success(let admitted):
             var context = context
-            context.backend = BackendCaller(app: admitted.app, secretVersion: admitted.secretVersion)
+            context.admitted = .backend(BackendCaller(app: admitted.app, secretVersion: admitted.secretVersion))
             return try await next(request, context)
         }
     }

@@ -6,7 +6,7 @@ import NIOCore
 
 /// The guard of the SDK's routes: collects the (bounded) body, checks the request signature over it
 /// with the app's `secretKey`, and hands the handler the app and the body it signed. Every refusal of
-/// the group, the guard's or a handler's, leaves in the SDK's numeric codes.
+/// the group, the guard's or a handler's, leaves in the SDK's numeric codes (`AudienceErrors.sdk`).
 struct SDKAuthMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     static let appKeyHeader = HTTPField.Name(SDKRequestSigning.appKeyHeader)!
@@ -17,25 +17,21 @@ struct SDKAuthMiddleware: RouterMiddleware {
     let operations: SDKOperations
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            let body = try await JSONBody.collect(request, context: context)
-            let app = try await operations.authenticate(
-                .init(
-                    appKey: request.headers[Self.appKeyHeader],
-                    timestamp: request.headers[Self.timestampHeader],
-                    nonce: request.headers[Self.nonceHeader],
-                    signature: request.headers[Self.signatureHeader],
-                    method: request.method.rawValue,
-                    path: request.head.path ?? "/",
-                    body: Array(buffer: body)
-                )
+        let body = try await JSONBody.collect(request, context: context)
+        let app = try await operations.authenticate(
+            .init(
+                appKey: request.headers[Self.appKeyHeader],
+                timestamp: request.headers[Self.timestampHeader],
+                nonce: request.headers[Self.nonceHeader],
+                signature: request.headers[Self.signatureHeader],
+                method: request.method.rawValue,
+                path: request.head.path ?? "/",
+                body: Array(buffer: body)
             )
-            var context = context
-            context.sdk = SDKCaller(app: app, body: body)
-            return try await next(request, context)
-        } catch {
-            throw SDKError.from(error)
-        }
+        )
+        var context = context
+        context.admitted = .sdk(SDKCaller(app: app, body: body))
+        return try await next(request, context)
     }
 }
 

@@ -9,7 +9,7 @@ import Hummingbird
 
 /// `/v1/admin/...` for client attestation: attesters, the SDK configuration, signing keys.
 struct AdminAttestationController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = OperatorContext
     let attesters: AttesterOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -30,7 +30,7 @@ struct AdminAttestationController {
             appKey,
             attestID: body.attestId,
             change: try AttesterChange(body),
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(try await Self.result(result, appKey: appKey), status: .created)
     }
@@ -55,7 +55,7 @@ struct AdminAttestationController {
             appKey,
             attestID: context.parameters.get("attestId") ?? "",
             change: try AttesterChange(body),
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(try await Self.result(result, appKey: appKey))
     }
@@ -69,7 +69,7 @@ struct AdminAttestationController {
         let config = try await attesters.setProtectedHosts(
             try Query.appKey(context),
             hosts: body.protectedHosts.map { ($0.host, $0.pins) },
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.SDKConfigAdmin(config))
     }
@@ -80,7 +80,7 @@ struct AdminAttestationController {
     }
 
     @Sendable func rotateSigningKey(_ request: Request, context: Context) async throws -> Response {
-        let key = try await attesters.keys.rotate(origin: try context.origin())
+        let key = try await attesters.keys.rotate(origin: context.origin)
         return try JSONBody.response(Components.Schemas.SigningKeyInfo(key), status: .created)
     }
 

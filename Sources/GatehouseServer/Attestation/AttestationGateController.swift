@@ -32,8 +32,8 @@ struct AttestationGateController {
         return response
     }
 
-    @Sendable func introspect(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.backendCaller().app
+    @Sendable func introspect(_ request: Request, context: BackendContext) async throws -> Response {
+        let app = context.app
         let body = try await JSONBody.decode(Components.Schemas.IntrospectRequest.self, from: request, context: context)
         let outcome = try await gate.introspect(
             app: app,
@@ -50,8 +50,8 @@ struct AttestationGateController {
         }
     }
 
-    @Sendable func verify(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.backendCaller().app
+    @Sendable func verify(_ request: Request, context: BackendContext) async throws -> Response {
+        let app = context.app
         guard let method = request.headers[Self.originalMethod], (1...16).contains(method.utf8.count),
             let uri = request.headers[Self.originalURI], (1...8192).contains(uri.utf8.count)
         else {

@@ -7,7 +7,7 @@ import Hummingbird
 /// Client attestation for the mobile SDK (signed like `/v1/sdk`): challenges, attestation tokens and
 /// the signed dynamic configuration (protected hosts and attesters).
 struct AttestationSDKController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = SDKContext
     let sdk: AttestationSDKOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -17,7 +17,7 @@ struct AttestationSDKController {
     }
 
     @Sendable func challenge(_ request: Request, context: Context) async throws -> Response {
-        let (app, input) = try context.sdkRequest(Components.Schemas.AttestChallengeRequest.self, request)
+        let (app, input) = (context.app, try context.input(Components.Schemas.AttestChallengeRequest.self, request))
         let issued = try await sdk.challenge(app: app, attestID: input.attestId, deviceID: input.deviceId, address: context.clientAddress)
         return try JSONBody.response(
             Components.Schemas.AttestChallengeResponse(
@@ -38,7 +38,7 @@ struct AttestationSDKController {
     }
 
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
-        let (app, input) = try context.sdkRequest(Components.Schemas.AttestTokenRequest.self, request)
+        let (app, input) = (context.app, try context.input(Components.Schemas.AttestTokenRequest.self, request))
         let issued = try await sdk.token(
             app: app,
             attestID: input.attestId,
@@ -67,7 +67,7 @@ struct AttestationSDKController {
     }
 
     @Sendable func config(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.sdkCaller().app
+        let app = context.caller.app
         var since: Int64?
         if let text = request.uri.queryParameters.get("since") {
             guard let value = Int64(text), value >= 0 else {

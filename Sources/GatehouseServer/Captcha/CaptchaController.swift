@@ -23,8 +23,8 @@ struct CaptchaController {
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/captcha", for: .open, use: page)
         routes.on(.get, "/captcha/slider.js", for: .open, use: script)
-        routes.on(.post, "/v1/captcha/challenges", for: .open, use: challenge)
-        routes.on(.post, "/v1/captcha/challenges/:challengeId/answers", for: .open, use: answer)
+        routes.on(.post, "/v1/captcha/challenges", for: .captcha, use: challenge)
+        routes.on(.post, "/v1/captcha/challenges/:challengeId/answers", for: .captcha, use: answer)
         for path in ["/v1/captcha/challenges", "/v1/captcha/challenges/:challengeId/answers"] {
             routes.on(.options, path, for: .open, use: preflight)
         }
@@ -40,41 +40,37 @@ struct CaptchaController {
     }
 
     @Sendable func challenge(_ request: Request, context: Context) async throws -> Response {
-        try await Self.captchaErrors {
-            let body = try await JSONBody.decode(Components.Schemas.CaptchaChallengeRequest.self, from: request, context: context)
-            let parsed = try CaptchaRequest(
-                language: body.language?.rawValue,
-                deviceID: body.deviceId,
-                attestID: body.attestId,
-                action: body.action,
-                cdata: body.cdata
-            )
-            let issued = try await captcha.createChallenge(
-                appKey: try AppKey(validating: body.appKey),
-                request: parsed,
-                hostname: Self.hostname(of: request),
-                address: context.clientAddress
-            )
-            return Self.corsOpen(try JSONBody.response(Components.Schemas.CaptchaChallenge(issued)))
-        }
+        let body = try await JSONBody.decode(Components.Schemas.CaptchaChallengeRequest.self, from: request, context: context)
+        let parsed = try CaptchaRequest(
+            language: body.language?.rawValue,
+            deviceID: body.deviceId,
+            attestID: body.attestId,
+            action: body.action,
+            cdata: body.cdata
+        )
+        let issued = try await captcha.createChallenge(
+            appKey: try AppKey(validating: body.appKey),
+            request: parsed,
+            hostname: Self.hostname(of: request),
+            address: context.clientAddress
+        )
+        return Self.corsOpen(try JSONBody.response(Components.Schemas.CaptchaChallenge(issued)))
     }
 
     @Sendable func answer(_ request: Request, context: Context) async throws -> Response {
-        try await Self.captchaErrors {
-            let body = try await JSONBody.decode(Components.Schemas.CaptchaAnswerRequest.self, from: request, context: context)
-            let answer = try DragAnswer(
-                position: body.position,
-                durationMs: body.durationMs,
-                trajectory: body.trajectory.map { DragPoint(x: $0.x, y: $0.y, t: $0.t) }
-            )
-            let (challenge, outcome) = try await captcha.answer(
-                appKey: try AppKey(validating: body.appKey),
-                challengeID: context.parameters.get("challengeId") ?? "",
-                answer: answer,
-                address: context.clientAddress
-            )
-            return Self.corsOpen(try JSONBody.response(Components.Schemas.CaptchaAnswerResult(challenge, outcome)))
-        }
+        let body = try await JSONBody.decode(Components.Schemas.CaptchaAnswerRequest.self, from: request, context: context)
+        let answer = try DragAnswer(
+            position: body.position,
+            durationMs: body.durationMs,
+            trajectory: body.trajectory.map { DragPoint(x: $0.x, y: $0.y, t: $0.t) }
+        )
+        let (challenge, outcome) = try await captcha.answer(
+            appKey: try AppKey(validating: body.appKey),
+            challengeID: context.parameters.get("challengeId") ?? "",
+            answer: answer,
+            address: context.clientAddress
+        )
+        return Self.corsOpen(try JSONBody.response(Components.Schemas.CaptchaAnswerResult(challenge, outcome)))
     }
 
     /// CORS preflight: the page may be served from the app's own origin.
@@ -99,14 +95,6 @@ struct CaptchaController {
             Components.Schemas.SiteverifyResponse(verdict),
             status: verdict == .failure(.badRequest) ? .badRequest : .ok
         )
-    }
-
-    private static func captchaErrors(_ body: () async throws -> Response) async throws -> Response {
-        do {
-            return try await body()
-        } catch {
-            throw CaptchaError.from(error)
-        }
     }
 
     private static func corsOpen(_ response: Response) -> Response {

@@ -9,7 +9,7 @@ import Hummingbird
 /// `/console` and `/console/apps/...`: apps, their secrets and events, through the same operations
 /// (and so the same Core rules and codes) as the admin API.
 struct ConsoleAppsController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let apps: AppOperations
     let clock: any GatehouseClock
@@ -40,9 +40,9 @@ struct ConsoleAppsController {
     }
 
     @Sendable func createApp(_ request: Request, context: Context) async throws -> Response {
-        let form = context.consoleForm
+        let form = context.form
         let platforms = Platform.allCases.map(\.rawValue).filter { form["platform_\($0)"] != nil }
-        let created = try await apps.create(name: form["name"] ?? "", platforms: platforms, origin: try context.origin())
+        let created = try await apps.create(name: form["name"] ?? "", platforms: platforms, origin: context.origin)
         return pages.page(
             "secrets",
             [
@@ -90,7 +90,7 @@ struct ConsoleAppsController {
     }
 
     private func setStatus(_ status: AppStatus, _ context: Context) async throws -> Response {
-        let app = try await apps.setStatus(try Query.appKey(context), to: status, origin: try context.origin())
+        let app = try await apps.setStatus(try Query.appKey(context), to: status, origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(app.appKey.rawValue)")
     }
 
@@ -100,8 +100,8 @@ struct ConsoleAppsController {
         let rotated = try await apps.rotate(
             appKey,
             kind: kind,
-            overlapSeconds: try ConsoleForm.int(context.consoleForm, "overlapSeconds"),
-            origin: try context.origin()
+            overlapSeconds: try ConsoleForm.int(context.form, "overlapSeconds"),
+            origin: context.origin
         )
         let kindName = rotated.secret.stored.kind.rawValue
         let retires = rotated.previousRetiresAt.map { "The previous version verifies until \(ConsoleText.time($0))." } ?? ""
@@ -122,10 +122,10 @@ struct ConsoleAppsController {
 
     @Sendable func registerEvent(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        guard let eventID = try ConsoleForm.int(context.consoleForm, "eventId") else {
+        guard let eventID = try ConsoleForm.int(context.form, "eventId") else {
             throw DomainError(.invalidEventID, "An event id is an integer from 3300 to 3400.", field: "eventId")
         }
-        _ = try await apps.registerEvent(appKey, eventID: eventID, name: context.consoleForm["name"] ?? "", origin: try context.origin())
+        _ = try await apps.registerEvent(appKey, eventID: eventID, name: context.form["name"] ?? "", origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)")
     }
 }

@@ -6,7 +6,7 @@ import Hummingbird
 /// `/console/apps/:appKey/attesters...`: every kind of attester, created and changed through the same
 /// `AttesterChange` (and so the same Core checks) as the admin API and the CLI.
 struct ConsoleAttestersController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let attesters: AttesterOperations
 
@@ -34,11 +34,11 @@ struct ConsoleAttestersController {
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let form = context.consoleForm
+        let form = context.form
         var change = try Self.change(form)
         change.kind = ConsoleForm.optional(form, "kind")
         try Self.applyHardware(form, to: &change)
-        let result = try await attesters.createAttester(appKey, attestID: form["attestId"] ?? "", change: change, origin: try context.origin())
+        let result = try await attesters.createAttester(appKey, attestID: form["attestId"] ?? "", change: change, origin: context.origin)
         return try await shown(result, appKey: appKey, context: context, status: .created)
     }
 
@@ -50,13 +50,13 @@ struct ConsoleAttestersController {
 
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        var change = try Self.change(context.consoleForm)
-        change.status = ConsoleForm.optional(context.consoleForm, "status")
+        var change = try Self.change(context.form)
+        change.status = ConsoleForm.optional(context.form, "status")
         let result = try await attesters.updateAttester(
             appKey,
             attestID: context.parameters.get("attestId") ?? "",
             change: change,
-            origin: try context.origin()
+            origin: context.origin
         )
         return try await shown(result, appKey: appKey, context: context, status: .ok)
     }

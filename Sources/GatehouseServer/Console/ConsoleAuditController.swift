@@ -6,7 +6,7 @@ import Hummingbird
 /// `/console/audit`: the audit log, newest first, filtered by app, action, actor and time, paged by
 /// sequence number, with the API's rules for each filter.
 struct ConsoleAuditController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let apps: AppOperations
 

@@ -6,7 +6,7 @@ import Hummingbird
 /// `/console/decisions`: the decisions explorer (the API's filters, read by the same code, and its
 /// keyset paging), and one decision in full.
 struct ConsoleDecisionsController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let risk: RiskAdminOperations
 

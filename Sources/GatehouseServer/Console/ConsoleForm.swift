@@ -5,7 +5,7 @@ import Hummingbird
 /// The console's form posts (`application/x-www-form-urlencoded`, as browsers send them), read within
 /// the same size and time bounds as every body.
 enum ConsoleForm {
-    static func read(_ request: Request, context: GatehouseRequestContext) async throws -> [String: String] {
+    static func read(_ request: Request, context: some GatehouseContext) async throws -> [String: String] {
         guard JSONBody.mediaType(of: request.headers[.contentType]) == "application/x-www-form-urlencoded" else {
             throw Problem(.unsupportedMediaType, code: "unsupported_media_type", title: "Unsupported media type", detail: "Send the console's form.")
         }
@@ -41,11 +41,11 @@ enum ConsoleForm {
 /// The session cookie: `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's link or
 /// form carries it), `Secure` when the browser came over TLS, scoped to the console's paths.
 enum ConsoleCookie {
-    static func set(_ value: String, _ context: GatehouseRequestContext) -> String {
-        "\(ConsoleSession.cookieName)=\(value); Path=/console; HttpOnly; SameSite=Strict\(context.forwardedOverTLS ? "; Secure" : "")"
+    static func set(_ value: String, _ context: some GatehouseContext) -> String {
+        "\(ConsoleSession.cookieName)=\(value); Path=/console; HttpOnly; SameSite=Strict\(context.base.forwardedOverTLS ? "; Secure" : "")"
     }
 
-    static func cleared(_ context: GatehouseRequestContext) -> String {
-        "\(ConsoleSession.cookieName)=; Path=/console; Max-Age=0; HttpOnly; SameSite=Strict\(context.forwardedOverTLS ? "; Secure" : "")"
+    static func cleared(_ context: some GatehouseContext) -> String {
+        "\(ConsoleSession.cookieName)=; Path=/console; Max-Age=0; HttpOnly; SameSite=Strict\(context.base.forwardedOverTLS ? "; Secure" : "")"
     }
 }

@@ -8,7 +8,7 @@ import Hummingbird
 /// minute by outcome, token states, tags, the addresses, accounts and devices most rejected,
 /// attestation challenges issued and solved by kind, the captcha's pass rate, STS credentials vended.
 struct ConsoleOverviewController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let apps: AppOperations
     let activity: any ActivityStore

@@ -6,7 +6,7 @@ import Hummingbird
 /// `/console/apps/:appKey/risk...`: the app's and each event's risk rules with the rules in effect per
 /// event, and the allow, deny and challenge lists, through `RiskAdminOperations` as the API.
 struct ConsoleRiskController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let risk: RiskAdminOperations
 
@@ -72,7 +72,7 @@ struct ConsoleRiskController {
 
     @Sendable func setRules(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let form = context.consoleForm
+        let form = context.form
         let scope = form["scope"] ?? "app"
         let eventID: Int? = scope == "app" ? nil : try ConsoleForm.int(form, "scope")
         let limits = try Self.limitNames.map { try ConsoleForm.int(form, $0) }
@@ -85,7 +85,7 @@ struct ConsoleRiskController {
             maxIPDevicesPerHour: limits[5],
             weights: try Self.weights(form["weights"] ?? "")
         )
-        _ = try await risk.setRules(appKey, eventID: eventID, rules: rules, origin: try context.origin())
+        _ = try await risk.setRules(appKey, eventID: eventID, rules: rules, origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
     }
 
@@ -105,21 +105,21 @@ struct ConsoleRiskController {
 
     @Sendable func addListEntry(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let form = context.consoleForm
+        let form = context.form
         _ = try await risk.addListEntry(
             appKey,
             list: form["list"] ?? "",
             type: form["type"] ?? "",
             value: form["value"] ?? "",
             note: ConsoleForm.optional(form, "note"),
-            origin: try context.origin()
+            origin: context.origin
         )
         return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
     }
 
     @Sendable func removeListEntry(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        try await risk.removeListEntry(appKey, entryID: context.parameters.get("entryId") ?? "", origin: try context.origin())
+        try await risk.removeListEntry(appKey, entryID: context.parameters.get("entryId") ?? "", origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
     }
 }

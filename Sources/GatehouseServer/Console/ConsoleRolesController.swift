@@ -6,7 +6,7 @@ import Hummingbird
 /// `/console/apps/:appKey/roles...`: STS roles (the upstream key goes in once and is sealed; no page
 /// shows it again) and `/console/signing-keys`: the attestation token keys and their rotation.
 struct ConsoleRolesController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = ConsoleContext
     let pages: ConsolePages
     let roles: STSRoleOperations
     let keys: SigningKeyRing
@@ -38,7 +38,7 @@ struct ConsoleRolesController {
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let form = context.consoleForm
+        let form = context.form
         var change = RoleChange()
         change.provider = ConsoleForm.optional(form, "provider")
         change.stsEndpoint = ConsoleForm.optional(form, "stsEndpoint")
@@ -49,7 +49,7 @@ struct ConsoleRolesController {
         change.policyTemplate = ConsoleForm.optional(form, "policyTemplate")
         change.storageEndpoint = ConsoleForm.optional(form, "storageEndpoint")
         let key = try UpstreamKey(accessKeyID: form["accessKeyId"] ?? "", accessKeySecret: form["accessKeySecret"] ?? "")
-        let role = try await roles.createRole(appKey, roleID: form["roleId"] ?? "", change: change, key: key, origin: try context.origin())
+        let role = try await roles.createRole(appKey, roleID: form["roleId"] ?? "", change: change, key: key, origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)/roles/\(role.roleID.rawValue)")
     }
 
@@ -71,14 +71,14 @@ struct ConsoleRolesController {
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         var change = RoleChange()
-        change.status = ConsoleForm.optional(context.consoleForm, "status")
-        change.durationSeconds = try ConsoleForm.int(context.consoleForm, "durationSeconds")
+        change.status = ConsoleForm.optional(context.form, "status")
+        change.durationSeconds = try ConsoleForm.int(context.form, "durationSeconds")
         let role = try await roles.updateRole(
             appKey,
             roleID: context.parameters.get("roleId") ?? "",
             change: change,
             key: nil,
-            origin: try context.origin()
+            origin: context.origin
         )
         return ConsolePages.seeOther("/console/apps/\(appKey)/roles/\(role.roleID.rawValue)")
     }
@@ -94,7 +94,7 @@ struct ConsoleRolesController {
     }
 
     @Sendable func rotateSigningKey(_ request: Request, context: Context) async throws -> Response {
-        _ = try await keys.rotate(origin: try context.origin())
+        _ = try await keys.rotate(origin: context.origin)
         return ConsolePages.seeOther("/console/signing-keys")
     }
 }

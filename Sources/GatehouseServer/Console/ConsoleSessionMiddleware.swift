@@ -28,7 +28,7 @@ struct ConsoleErrorPages: RouterMiddleware {
     /// The error as the API would answer it (`ProblemMiddleware`'s mapping), rendered as a page.
     func page(for error: any Error, request: Request, context: Context) -> Response {
         let mapped = problems.mapped(error, request: request, context: context)
-        return pages.error(mapped as? Problem ?? Problem.internalError(), caller: context.console)
+        return pages.error(mapped as? Problem ?? Problem.internalError(), caller: context.consoleCaller)
     }
 }
 
@@ -52,14 +52,13 @@ struct ConsoleSessionMiddleware: RouterMiddleware {
             guard let caller = try await admit(cookie) else {
                 return ConsolePages.seeOther("/console/sign-in?ended=1", headers: [.setCookie: ConsoleCookie.cleared(context)])
             }
-            context.console = caller
-            context.actor = Actor(kind: .adminToken, name: caller.tokenName)
-            context.logger[metadataKey: "actor"] = .string(context.actor!.description)
+            context.admitted = .console(caller, form: [:])
+            context.logger[metadataKey: "actor"] = .string(Actor(kind: .adminToken, name: caller.tokenName).description)
             if access == .write {
                 guard caller.role.permits(.write) else {
                     throw DomainError(.adminTokenReadOnly, "This admin token is a viewer's: it reads, and changes nothing.")
                 }
-                context.consoleForm = try await admittedForm(request, context: context, cookie: cookie)
+                context.admitted = .console(caller, form: try await admittedForm(request, context: context, cookie: cookie))
             }
             return try await next(request, context)
         } catch {

@@ -9,7 +9,7 @@ import Hummingbird
 
 /// `/v1/admin/...` for the device-risk flow: settings, devices, rules, lists, decisions.
 struct AdminRiskController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = OperatorContext
     let risk: RiskAdminOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -30,7 +30,7 @@ struct AdminRiskController {
             try Query.appKey(context),
             ztokenTTLSeconds: body.ztokenTtlSeconds,
             retentionDays: body.retentionDays,
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.App(app))
     }
@@ -63,7 +63,7 @@ struct AdminRiskController {
             type: body._type.rawValue,
             value: body.value,
             note: body.note,
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.RiskListEntry(entry), status: .created)
     }
@@ -74,7 +74,7 @@ struct AdminRiskController {
     }
 
     @Sendable func removeListEntry(_ request: Request, context: Context) async throws -> Response {
-        try await risk.removeListEntry(try Query.appKey(context), entryID: context.parameters.get("entryId") ?? "", origin: try context.origin())
+        try await risk.removeListEntry(try Query.appKey(context), entryID: context.parameters.get("entryId") ?? "", origin: context.origin)
         return Response(status: .noContent)
     }
 
@@ -84,13 +84,13 @@ struct AdminRiskController {
     }
 
     /// The explorer's filters from query parameters, for the API and the console alike.
-    private func setRules(_ request: Request, _ context: GatehouseRequestContext, eventID: Int?) async throws -> Response {
+    private func setRules(_ request: Request, _ context: OperatorContext, eventID: Int?) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.RiskRules.self, from: request, context: context)
         let view = try await risk.setRules(
             try Query.appKey(context),
             eventID: eventID,
             rules: RiskRules(body),
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.RiskRulesView(view))
     }

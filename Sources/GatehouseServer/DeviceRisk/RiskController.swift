@@ -5,7 +5,7 @@ import Hummingbird
 
 /// `/v1/risk/...`: the app backend's risk queries and stored decisions (HTTP Basic, server secret).
 struct RiskController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = BackendContext
     let risk: RiskQueryOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -14,7 +14,7 @@ struct RiskController {
     }
 
     @Sendable func query(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.backendCaller().app
+        let app = context.app
         let input = try RiskQueryBody.decode(try await JSONBody.collect(request, context: context), contentType: request.headers[.contentType])
         let recorded = try await risk.query(
             ztoken: input.ztoken,
@@ -28,7 +28,7 @@ struct RiskController {
     }
 
     @Sendable func decision(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.backendCaller().app
+        let app = context.app
         let record = try await risk.decision(app: app, id: context.parameters.get("decisionId") ?? "")
         return RiskDecisionJSON.response(record, appKey: app.appKey, device: nil)
     }

@@ -8,7 +8,7 @@ import NIOCore
 
 /// `/v1/sdk/...`: what the mobile SDK calls. Every answer carries the SDK's numeric `code`.
 struct SDKController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = SDKContext
     let operations: SDKOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -18,7 +18,7 @@ struct SDKController {
     }
 
     @Sendable func startDevice(_ request: Request, context: Context) async throws -> Response {
-        let (app, input) = try context.sdkRequest(Components.Schemas.DeviceStartRequest.self, request)
+        let (app, input) = (context.app, try context.input(Components.Schemas.DeviceStartRequest.self, request))
         let started = try await operations.startDevice(app: app, report: try Self.report(input), address: context.clientAddress)
         return try JSONBody.response(
             Components.Schemas.DeviceStartResponse(
@@ -40,7 +40,7 @@ struct SDKController {
     }
 
     @Sendable func issueZToken(_ request: Request, context: Context) async throws -> Response {
-        let (app, input) = try context.sdkRequest(Components.Schemas.ZTokenRequest.self, request)
+        let (app, input) = (context.app, try context.input(Components.Schemas.ZTokenRequest.self, request))
         let issued = try await operations.issueZToken(
             app: app,
             deviceID: input.deviceId,
@@ -53,7 +53,7 @@ struct SDKController {
     }
 
     @Sendable func issueBridgeZToken(_ request: Request, context: Context) async throws -> Response {
-        let (app, input) = try context.sdkRequest(Components.Schemas.BridgeZTokenRequest.self, request)
+        let (app, input) = (context.app, try context.input(Components.Schemas.BridgeZTokenRequest.self, request))
         let issued = try await operations.issueBridgeZToken(
             app: app,
             deviceID: input.deviceId,

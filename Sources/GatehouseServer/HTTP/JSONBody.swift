@@ -24,7 +24,7 @@ enum JSONBody {
     static func decode<T: Decodable>(
         _ type: T.Type,
         from request: Request,
-        context: GatehouseRequestContext,
+        context: some GatehouseContext,
         whenEmpty: T? = nil
     ) async throws -> T {
         let buffer = try await collect(request, context: context)
@@ -42,7 +42,8 @@ enum JSONBody {
 
     /// The whole body, up to the configured size, within the configured time: a client that never
     /// finishes sending gets 408 instead of holding a request (and its slot) open.
-    static func collect(_ request: Request, context: GatehouseRequestContext) async throws -> ByteBuffer {
+    static func collect(_ request: Request, context: some GatehouseContext) async throws -> ByteBuffer {
+        let context = context.base
         let limit = context.maxBodyBytes
         let tooSlow = Problem(
             .requestTimeout,

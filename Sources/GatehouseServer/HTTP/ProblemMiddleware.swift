@@ -4,8 +4,11 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Maps every error that escapes a handler to a `Problem`, once, so handlers never build error
-/// responses. Anything unexpected is logged with the request id and becomes a bare 500.
+/// The problem+json vocabulary, rendered once, for the audiences that speak it (operators, backends,
+/// the gateway, the open routes, the probes) and for what no group answered (a path no route has, a
+/// method the path does not take). The audiences with a vocabulary of their own render it first
+/// (`AudienceErrors`, the console's pages) and what they render passes through here as it is.
+/// Anything unexpected is logged with the request id and becomes a bare 500.
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     let routes: RouteTable
@@ -18,14 +21,11 @@ struct ProblemMiddleware: RouterMiddleware {
         }
     }
 
-    /// The error as it is answered: a `Problem`, or one of the errors that answer in their own
-    /// audience's vocabulary (SDK, captcha, STS).
+    /// The error as it is answered: a `Problem`, or the response an audience's renderer already made.
     func mapped(_ error: any Error, request: Request, context: Context) -> any Error {
         switch error {
         case let problem as Problem: return problem
-        case let error as SDKError: return error
-        case let error as CaptchaError: return error
-        case let error as STSError: return error
+        case let error as HTTPError: return problem(for: error.status, request: request)
         case let error as DomainError:
             if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
                 context.logger.error("secret unreadable", metadata: ["error": "\(error)"])
@@ -38,7 +38,7 @@ struct ProblemMiddleware: RouterMiddleware {
                 context.logger.error("store failure", metadata: ["error": "\(error)"])
             }
             return Problem(error)
-        case let error as HTTPError: return problem(for: error.status, request: request)
+        case let rendered as any AudienceRenderedError: return rendered
         case let error as any HTTPResponseError: return problem(for: error.status, request: request)
         default:
             context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])

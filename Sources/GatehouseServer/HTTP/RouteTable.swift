@@ -8,9 +8,13 @@ enum Audience: CaseIterable, Sendable {
     /// Liveness, readiness and metrics, for the orchestrator: never shed, so that an instance under a
     /// flood still says it is alive.
     case probes
-    /// The JWKS, the captcha page and its API, STS distribution (which checks its own attestation
-    /// token): no credential at this layer.
+    /// The JWKS, the captcha page and siteverify: no credential at this layer.
     case open
+    /// The slider's challenges and answers: no credential; refusals in the slider's codes.
+    case captcha
+    /// STS distribution, OSS signing and presigned URLs, each checking its own attestation token:
+    /// no credential at this layer; refusals in the OSS SDKs' shape.
+    case sts
     /// `/v1/admin/...` that change something: a bearer admin token with the `admin` role.
     case operators
     /// `/v1/admin/...` that only read: a bearer admin token of either role (`viewer` too).
@@ -29,6 +33,11 @@ enum Audience: CaseIterable, Sendable {
     case gateway
     /// The mobile SDK: a request signed with the app's `secretKey`; refusals in the SDK's codes.
     case sdk
+}
+
+extension Audience {
+    /// Whether a guard admits the audience's callers (the others check what they need in the handler).
+    var isGuarded: Bool { ![.probes, .open, .captcha, .sts].contains(self) }
 }
 
 /// The routes the server registered, by method and path pattern, so that a path that exists with
@@ -74,31 +83,88 @@ final class RouteTable: Sendable {
     }
 }
 
-/// Collects the controllers' routes with their audience, then installs each audience as a router
-/// group behind its guard (Hummingbird applies middleware only to routes added after it).
-struct RouteRegistrar {
-    typealias Context = GatehouseRequestContext
-    typealias Handler = @Sendable (Request, Context) async throws -> Response
-    private(set) var recorded: [(method: HTTPRequest.Method, path: String, audience: Audience, handler: Handler)] = []
+/// An audience as a route names it, typed by the context its group hands the handler: a handler
+/// registered for `.backend` takes a `BackendContext`, and one that took another would not compile.
+struct AudienceOf<Context: GatehouseContext>: Sendable {
+    let audience: Audience
+}
 
-    mutating func on(_ method: HTTPRequest.Method, _ path: String, for audience: Audience, use handler: @escaping Handler) {
-        recorded.append((method, path, audience, handler))
+extension AudienceOf where Context == GatehouseRequestContext {
+    static var probes: Self { .init(audience: .probes) }
+    static var open: Self { .init(audience: .open) }
+    static var consoleEntry: Self { .init(audience: .consoleEntry) }
+    static var captcha: Self { .init(audience: .captcha) }
+    static var sts: Self { .init(audience: .sts) }
+}
+
+extension AudienceOf where Context == OperatorContext {
+    static var operators: Self { .init(audience: .operators) }
+    static var operatorReads: Self { .init(audience: .operatorReads) }
+}
+
+extension AudienceOf where Context == BackendContext {
+    static var backend: Self { .init(audience: .backend) }
+    static var gateway: Self { .init(audience: .gateway) }
+}
+
+extension AudienceOf where Context == SDKContext {
+    static var sdk: Self { .init(audience: .sdk) }
+}
+
+extension AudienceOf where Context == ConsoleContext {
+    static var console: Self { .init(audience: .console) }
+    static var consoleChanges: Self { .init(audience: .consoleChanges) }
+}
+
+/// Collects the controllers' routes with their audience, then installs each audience as a router
+/// group behind its guard (Hummingbird applies middleware only to routes added after it), each route
+/// in its audience's context (`group(context:)`).
+struct RouteRegistrar {
+    typealias Handler<Context> = @Sendable (Request, Context) async throws -> Response
+    private(set) var recorded:
+        [(method: HTTPRequest.Method, path: String, audience: Audience, install: @Sendable (RouterGroup<GatehouseRequestContext>) -> Void)] = []
+
+    mutating func on<Context: AudienceContext>(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        for audience: AudienceOf<Context>,
+        use handler: @escaping Handler<Context>
+    ) {
+        recorded.append(
+            (method, path, audience.audience, { group in group.group(context: Context.self).on(RouterPath(path), method: method, use: handler) })
+        )
+    }
+
+    mutating func on(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        for audience: AudienceOf<GatehouseRequestContext>,
+        use handler: @escaping Handler<GatehouseRequestContext>
+    ) {
+        recorded.append((method, path, audience.audience, { group in group.on(RouterPath(path), method: method, use: handler) }))
     }
 
     var table: RouteTable { RouteTable(recorded.map { ($0.method, $0.path, $0.audience) }) }
 
-    /// `guards` holds the authentication of every audience but `.open` and `.probes`; a missing one
-    /// is a programming error caught at start, not a route left unguarded. Load was shed before any
-    /// of them, on the event loop (`AdmissionHandler`).
-    func install(on router: Router<Context>, guards: [Audience: any MiddlewareProtocol<Request, Response, Context>]) {
+    /// `guards` holds the authentication of every audience that has one (`Audience.isGuarded`); a
+    /// missing one is a programming error caught at start, not a route left unguarded. `errors` holds
+    /// the renderer of each audience that does not answer in problem+json, first in its group so that
+    /// it sees what the guard throws too. Load was shed before any of them, on the event loop
+    /// (`AdmissionHandler`).
+    func install(
+        on router: Router<GatehouseRequestContext>,
+        errors: [Audience: AudienceErrors],
+        guards: [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>]
+    ) {
         for audience in Audience.allCases where recorded.contains(where: { $0.audience == audience }) {
             let group = router.group()
-            if audience != .open && audience != .probes {
+            if let renderer = errors[audience] { group.add(middleware: renderer) }
+            if audience.isGuarded {
                 guard let guardMiddleware = guards[audience] else { preconditionFailure("no guard for \(audience) routes") }
                 group.add(middleware: guardMiddleware)
             }
             for route in recorded where route.audience == audience {
-                group.on(RouterPath(route.path), method: route.method, use: route.handler)
+                route.install(group)
             }
         }
     }

@@ -25,7 +25,7 @@ enum ProbeListener {
             RequestIDMiddleware()
             ProblemMiddleware(routes: routes.table)
         }
-        routes.install(on: router, guards: [:])
+        routes.install(on: router, errors: [:], guards: [:])
         let admission = AdmissionPolicy(
             limit: InFlightLimit(capacity: configuration.maxInFlight),
             routes: routes.table,

@@ -9,7 +9,7 @@ import Hummingbird
 
 /// `/v1/admin/apps/{appKey}/roles`: operators' STS roles.
 struct AdminSTSController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = OperatorContext
     let roles: STSRoleOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -27,7 +27,7 @@ struct AdminSTSController {
             roleID: body.roleId,
             change: RoleChange(body),
             key: try RoleChange.key(body),
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey), status: .created)
     }
@@ -54,7 +54,7 @@ struct AdminSTSController {
             roleID: context.parameters.get("roleId") ?? "",
             change: change,
             key: try RoleChange.key(body),
-            origin: try context.origin()
+            origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey))
     }

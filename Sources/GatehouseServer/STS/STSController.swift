@@ -14,73 +14,67 @@ struct STSController {
 
     func register(on routes: inout RouteRegistrar) {
         for path in ["/v1/sts/token", "/distribute-token.json"] {
-            routes.on(.get, path, for: .open, use: token)
+            routes.on(.get, path, for: .sts, use: token)
         }
-        routes.on(.post, "/v1/oss/sign", for: .open, use: signOSS)
-        routes.on(.post, "/v1/storage/presign", for: .open, use: presign)
+        routes.on(.post, "/v1/oss/sign", for: .sts, use: signOSS)
+        routes.on(.post, "/v1/storage/presign", for: .sts, use: presign)
     }
 
     @Sendable func token(_ request: Request, context: Context) async throws -> Response {
-        try await Self.stsErrors {
-            let query = request.uri.queryParameters
-            let credentials = try await sts.credentials(
-                appKey: try AppKey(validating: try Self.required(query, "appKey")),
-                roleID: try Self.required(query, "roleId"),
-                accountID: query.get("accountId"),
-                header: Self.headerReader(request)
+        let query = request.uri.queryParameters
+        let credentials = try await sts.credentials(
+            appKey: try AppKey(validating: try Self.required(query, "appKey")),
+            roleID: try Self.required(query, "roleId"),
+            accountID: query.get("accountId"),
+            header: Self.headerReader(request)
+        )
+        return try Self.private(
+            Components.Schemas.STSToken(
+                statusCode: 200,
+                accessKeyId: credentials.accessKeyID,
+                accessKeySecret: credentials.accessKeySecret,
+                expiration: UTCTime(credentials.expiration).iso8601,
+                securityToken: credentials.securityToken
             )
-            return try Self.private(
-                Components.Schemas.STSToken(
-                    statusCode: 200,
-                    accessKeyId: credentials.accessKeyID,
-                    accessKeySecret: credentials.accessKeySecret,
-                    expiration: UTCTime(credentials.expiration).iso8601,
-                    securityToken: credentials.securityToken
-                )
-            )
-        }
+        )
     }
 
     @Sendable func signOSS(_ request: Request, context: Context) async throws -> Response {
-        try await Self.stsErrors {
-            let body = try await JSONBody.decode(Components.Schemas.OSSSignRequest.self, from: request, context: context)
-            let authorization = try await sts.signOSS(
-                appKey: try AppKey(validating: body.appKey),
-                roleID: body.roleId,
-                content: body.content,
-                accountID: body.accountId,
-                header: Self.headerReader(request)
-            )
-            return try Self.private(Components.Schemas.OSSSignResponse(statusCode: 200, authorization: authorization))
-        }
+        let body = try await JSONBody.decode(Components.Schemas.OSSSignRequest.self, from: request, context: context)
+        let authorization = try await sts.signOSS(
+            appKey: try AppKey(validating: body.appKey),
+            roleID: body.roleId,
+            content: body.content,
+            accountID: body.accountId,
+            header: Self.headerReader(request)
+        )
+        return try Self.private(Components.Schemas.OSSSignResponse(statusCode: 200, authorization: authorization))
     }
 
     @Sendable func presign(_ request: Request, context: Context) async throws -> Response {
-        try await Self.stsErrors {
-            let body = try await JSONBody.decode(Components.Schemas.PresignRequest.self, from: request, context: context)
-            let presigned = try await sts.presign(
-                appKey: try AppKey(validating: body.appKey),
-                roleID: body.roleId,
-                request: PresignRequest(
-                    method: body.method.rawValue,
-                    bucket: body.bucket,
-                    key: body.key,
-                    expiresIn: body.expiresIn,
-                    contentType: body.contentType,
-                    ossV4: body.signatureVersion == .v4
-                ),
-                accountID: body.accountId,
-                header: Self.headerReader(request)
+        let body = try await JSONBody.decode(Components.Schemas.PresignRequest.self, from: request, context: context)
+        let presigned = try await sts.presign(
+            appKey: try AppKey(validating: body.appKey),
+            roleID: body.roleId,
+            request: PresignRequest(
+                method: body.method.rawValue,
+                bucket: body.bucket,
+                key: body.key,
+                expiresIn: body.expiresIn,
+                contentType: body.contentType,
+                ossV4: body.signatureVersion == .v4
+            ),
+            accountID: body.accountId,
+            header: Self.headerReader(request)
+        )
+        return try Self.private(
+            Components.Schemas.PresignResponse(
+                statusCode: 200,
+                url: presigned.url,
+                method: body.method,
+                expiration: UTCTime(presigned.expiration).iso8601
             )
-            return try Self.private(
-                Components.Schemas.PresignResponse(
-                    statusCode: 200,
-                    url: presigned.url,
-                    method: body.method,
-                    expiration: UTCTime(presigned.expiration).iso8601
-                )
-            )
-        }
+        )
     }
 
     static func headerReader(_ request: Request) -> (String) -> String? {
@@ -97,9 +91,5 @@ struct STSController {
         var response = try JSONBody.response(body)
         response.headers[.cacheControl] = "no-store"
         return response
-    }
-
-    static func stsErrors(_ body: () async throws -> Response) async throws -> Response {
-        do { return try await body() } catch { throw STSError.from(error) }
     }
 }

@@ -7,7 +7,7 @@ import Hummingbird
 
 /// Request signatures for the app's backend: `POST /v1/signatures/verify`.
 struct SignatureController {
-    typealias Context = GatehouseRequestContext
+    typealias Context = BackendContext
     let signatures: SignatureOperations
 
     func register(on routes: inout RouteRegistrar) {
@@ -15,7 +15,7 @@ struct SignatureController {
     }
 
     @Sendable func verify(_ request: Request, context: Context) async throws -> Response {
-        let app = try context.backendCaller().app
+        let app = context.app
         let body = try await JSONBody.decode(Components.Schemas.SignatureVerifyRequest.self, from: request, context: context)
         guard (1...16).contains(body.method.utf8.count) else { throw Problem.badParameter("method", "method is 1 to 16 characters.") }
         guard (1...8192).contains(body.url.utf8.count) else { throw Problem.badParameter("url", "url is 1 to 8192 bytes.") }

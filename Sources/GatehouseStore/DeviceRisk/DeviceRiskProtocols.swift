@@ -4,31 +4,6 @@
 import Foundation
 import GatehouseCore
 
-/// What a risk query needs read and written atomically: consuming the token, the reads the
-/// decision is made from, and the decision itself, all in one transaction.
-
-/// An app's risk rules by scope (0 for the app, else the event id) and its list entries.
-struct RiskPolicy: Sendable {
-    let rules: [Int: RiskRules]
-    let listEntries: [RiskListEntry]
-    let events: Set<Int>
-}
-
-extension RiskFacts {
-    init(consumption: Consumption?, device: Device?, velocity: Velocity?, policy: RiskPolicy, eventID: EventID, hardwareRequired: Bool = false) {
-        self.init(
-            consumption: consumption,
-            device: device,
-            velocity: velocity,
-            listEntries: policy.listEntries,
-            appRules: policy.rules[0],
-            eventRules: policy.rules[eventID.rawValue],
-            hardwareRequired: hardwareRequired,
-            eventRegistered: policy.events.contains(eventID.rawValue)
-        )
-    }
-}
-
 /// Filters for the admin's decision listing; nil means any.
 public struct DecisionFilter: Sendable {
     public var appID: AppID?
@@ -94,15 +69,12 @@ public protocol DeviceRiskStore: ActivityStore {
     func recordZTokenPage(appID: AppID, tokenID: String, pageURL: String, expiresAt: Date) async throws(StoreError)
     /// The app's registered event ids.
     func registeredEvents(appID: AppID) async throws(StoreError) -> Set<Int>
-    /// Reads what the judge needs, then consumes the token and stores the judge's decision in one
+    /// Reads what the judge needs, then consumes the token and stores Core's decision (`RiskEngine.decide`) in one
     /// transaction (a group commit): concurrent queries with one token see exactly one `.consumed`,
     /// and the decision has committed when this returns. Without a token to consume the decision is
     /// the only write and is written behind the answer (`decisionsBehind`); a read of decisions on
     /// this instance waits for it. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
-    func recordRiskDecision(
-        _ query: RiskQuery,
-        decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
-    ) async throws -> RecordedRiskDecision
+    func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision
     func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
     /// Newest first, strictly after `cursor` in that order, each with its app's appKey.
     func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ListedDecision]

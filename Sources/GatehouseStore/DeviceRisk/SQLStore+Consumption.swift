@@ -15,8 +15,7 @@ struct PendingConsumption: Sendable {
     let device: Device?
     let velocity: Velocity?
     let policy: RiskPolicy
-    let hardwareRequired: Bool
-    let decide: @Sendable (RiskFacts) throws -> RiskDecisionRecord
+    let rules: EffectiveRiskRules
 }
 
 /// The consuming half of risk queries, in group commits: the queries that arrive while a batch is in
@@ -31,15 +30,8 @@ extension SQLStore {
             var recorded: [RecordedRiskDecision] = []
             recorded.reserveCapacity(pending.count)
             for (item, consumption) in zip(pending, consumptions) {
-                let facts = RiskFacts(
-                    consumption: consumption,
-                    device: item.device,
-                    velocity: item.velocity,
-                    policy: item.policy,
-                    eventID: item.query.eventID,
-                    hardwareRequired: item.hardwareRequired
-                )
-                recorded.append(RecordedRiskDecision(record: try item.decide(facts), facts: facts))
+                let facts = RiskFacts(consumption: consumption, device: item.device, velocity: item.velocity, policy: item.policy, rules: item.rules)
+                recorded.append(RecordedRiskDecision(record: RiskEngine.decide(item.query, facts: facts, id: UUID.random()), facts: facts))
             }
             let consumed = zip(pending, consumptions).compactMap { item, consumption -> PendingConsumption? in
                 if case .consumed = consumption { return item }

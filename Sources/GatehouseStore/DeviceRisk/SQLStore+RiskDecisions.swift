@@ -5,26 +5,18 @@ import GatehouseCore
 /// in a group commit (`consumeAndDecide`); a refused token's decision is written behind the answer;
 /// and the decision log.
 extension SQLStore {
-    public func recordRiskDecision(
-        _ query: RiskQuery,
-        decide: @escaping @Sendable (RiskFacts) throws -> RiskDecisionRecord
-    ) async throws -> RecordedRiskDecision {
+    public func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision {
         let policy = try await riskPolicy(appID: query.appID)
+        let rules = policy.effectiveRules(for: query.eventID)
         guard let tokenID = query.tokenID, let claims = query.claims, let deviceID = query.deviceID else {
             // Nothing to consume and no device to read (a forged, expired or mismatched token): the
             // decision row is the only write, and nobody reads it before the answer.
-            let facts = RiskFacts(consumption: nil, device: nil, velocity: nil, policy: policy, eventID: query.eventID)
-            let record = try decide(facts)
+            let facts = RiskFacts(consumption: nil, device: nil, velocity: nil, policy: policy, rules: rules)
+            let record = RiskEngine.decide(query, facts: facts, id: UUID.random())
             refusedDecisions.enqueue(record)
             return RecordedRiskDecision(record: record, facts: facts)
         }
         ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)
-        // Only a query with a device can be tagged attestation.missing; the attesters are the
-        // instance's copy (a refused token never asks).
-        let hardwareRequired = try await attesters(appID: query.appID).contains {
-            $0.attester.status == .active && $0.attester.requiresHardware
-        }
-        let rules = RiskRules.effective(app: policy.rules[0], event: policy.rules[query.eventID.rawValue])
         let (device, velocity) = try await Self.deviceAndVelocity(query, deviceID: deviceID, rules: rules, in: database)
         let pending = PendingConsumption(
             query: query,
@@ -33,21 +25,22 @@ extension SQLStore {
             device: device,
             velocity: velocity,
             policy: policy,
-            hardwareRequired: hardwareRequired,
-            decide: decide
+            rules: rules
         )
         return try await Self.batched { try await self.consumptions.submit(pending) }
     }
 
-    /// The app's rules and lists, which every risk query applies and operators change now and then.
+    /// The app's rules, lists, events and attesters, which every risk query applies and operators
+    /// change now and then (Core's `RiskPolicy` works out what they mean).
     func riskPolicy(appID: AppID) async throws(StoreError) -> RiskPolicy {
         try await cachedRiskPolicies.value(for: appID) { () async throws(StoreError) in
             RiskPolicy(
                 rules: try await Self.riskRules(appID: appID, in: self.database),
                 listEntries: try await Self.listEntries(appID: appID, in: self.database),
-                events: try await Self.registeredEvents(appID: appID, in: self.database)
+                events: try await Self.registeredEvents(appID: appID, in: self.database),
+                attesters: try await self.attesters(appID: appID).map(\.attester)
             )
-        } ?? RiskPolicy(rules: [:], listEntries: [], events: [])
+        } ?? .none
     }
 
     /// The device and its bounded velocity counts (`deviceAndVelocity`), prepared: every risk query with

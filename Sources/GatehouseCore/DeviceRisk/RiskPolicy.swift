@@ -1,0 +1,26 @@
+import Foundation
+
+/// An app's risk policy as the store keeps it: its rules by scope (0 for the app, else an event id),
+/// its list entries, the events it registered, and whether an active attester requires hardware.
+public struct RiskPolicy: Sendable {
+    public let rules: [Int: RiskRules]
+    public let listEntries: [RiskListEntry]
+    public let events: Set<Int>
+    /// The app has an active attester that requires a hardware-attested device.
+    public let hardwareRequired: Bool
+
+    public init(rules: [Int: RiskRules], listEntries: [RiskListEntry], events: Set<Int>, attesters: [Attester]) {
+        self.rules = rules
+        self.listEntries = listEntries
+        self.events = events
+        self.hardwareRequired = attesters.contains { $0.status == .active && $0.requiresHardware }
+    }
+
+    /// An app with no rules, lists, events or attesters of its own.
+    public static let none = RiskPolicy(rules: [:], listEntries: [], events: [], attesters: [])
+
+    /// The rules in force for one event: the event's own over the app's over the defaults.
+    public func effectiveRules(for event: EventID) -> EffectiveRiskRules {
+        RiskRules.effective(app: rules[0], event: rules[event.rawValue])
+    }
+}
