@@ -18,7 +18,7 @@ MAX_FUNCTION_LINES = 60
 # Every module that holds capability code has these folders (a module holds only those it serves).
 CAPABILITIES = {"Apps", "DeviceRisk", "Attestation", "Signatures", "Captcha", "STS", "Admin", "Health", "Console"}
 # Folders beside the capabilities: what every capability shares within its module.
-SHARED = {"Common", "HTTP", "Database", "Configuration", "Migrations"}
+SHARED = {"Common", "HTTP", "Database", "Configuration", "Migrations", "Retention"}
 DECLARATION = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|static|override|"
                          r"mutating|nonisolated|final|convenience|required|class)\s+)*(?:func\s+[^\s(<]+|init[?!]?)\s*[(<]")
 

@@ -242,3 +242,13 @@ extension SQLStore: AttestationStore {
         return StoredSDKConfig(version: try row.int("version"), protectedHosts: hosts)
     }
 }
+
+extension SQLStore {
+    /// Used proof-of-work solutions and limited-use tokens' counts past their expiry.
+    static func expiredAttestationRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        var report = PurgeReport()
+        report.attestations += try await deleteExpired(.attestSolutions, key: "replay_key", round, in: locked)
+        report.attestations += try await deleteExpired(from: "attest_token_uses", key: "jti", before: round.now, in: locked)
+        return report
+    }
+}

@@ -117,3 +117,13 @@ extension SQLStore: CaptchaStore {
         )
     }
 }
+
+extension SQLStore {
+    /// Pass tokens, then the challenges they point at, an hour past their expiry.
+    static func expiredCaptchaRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        var report = PurgeReport()
+        report.captchas += try await deleteExpired(.captchaPasses, key: "token_hash", round, in: locked)
+        report.captchas += try await deleteExpired(.captchaChallenges, key: "challenge_id", round, in: locked)
+        return report
+    }
+}

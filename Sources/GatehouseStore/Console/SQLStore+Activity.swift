@@ -135,3 +135,11 @@ extension SQLStore: ActivityStore {
         Int64((date.timeIntervalSince1970 / 60).rounded(.down))
     }
 }
+
+extension SQLStore {
+    /// The console's counters of each app go with its decisions.
+    static func expiredActivity(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        for (app, since) in round.decisionsKept { try await purgeActivity(of: app, before: since, in: locked) }
+        return PurgeReport()
+    }
+}

@@ -17,7 +17,8 @@ public protocol StoreMaintenance: Sendable {
 }
 
 /// Everything Gatehouse persists, behind one value that both database implementations provide.
-public typealias GatehouseStore = AppStore & AdminTokenStore & AuditLog & StoreMaintenance & DeviceRiskStore & AttestationStore & CaptchaStore
+public typealias GatehouseStore = AppStore & AdminTokenStore & AuditLog & StoreMaintenance & RetentionStore & DeviceRiskStore & AttestationStore
+    & CaptchaStore
     & STSRoleStore
     & SignatureStore
 

@@ -87,10 +87,6 @@ public protocol DeviceRiskStore: ActivityStore {
     /// `.notFound` if the app has no such entry.
     func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
     func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
-    /// Deletes what is past its retention: decisions per app (whole UTC days); consumed ztoken ids,
-    /// nonces and the rest once expired, on PostgreSQL by dropping whole time ranges. Runs only where
-    /// it holds the purge lock (one instance at a time); returns nil when another instance has it.
-    func purgeExpired(at now: Date) async throws -> PurgeReport?
     /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
     /// Decisions of refused tokens written behind their answers so far, lost (queue full or the
@@ -111,27 +107,4 @@ public struct ListedDecision: Sendable, Equatable {
 public struct RecordedRiskDecision: Sendable {
     public let record: RiskDecisionRecord
     public let facts: RiskFacts
-}
-
-public struct PurgeReport: Sendable, Equatable {
-    /// Ids of consumed ztokens past their expiry, and the pages of bridge ztokens.
-    public var ztokens = 0
-    /// Decisions deleted by rows (past their app's retention, where no whole day could go).
-    public var decisions = 0
-    /// SDK request nonces, wtoken nonces and failed-signature records past their expiry.
-    public var nonces = 0
-    /// Used PoW solutions and use counts of limited-use tokens past their expiry.
-    public var attestations = 0
-    /// Captcha challenges and pass tokens an hour past their expiry.
-    public var captchas = 0
-    /// Cached STS credentials past their expiry.
-    public var credentials = 0
-    /// Velocity pairs no window reaches any more (last seen over 25 hours ago).
-    public var velocityEdges = 0
-    /// Time ranges created and dropped whole (PostgreSQL); the rows counted above are the others.
-    public var partitions = PartitionReport()
-
-    public init(ztokens: Int = 0, decisions: Int = 0, nonces: Int = 0, attestations: Int = 0, captchas: Int = 0) {
-        (self.ztokens, self.decisions, self.nonces, self.attestations, self.captchas) = (ztokens, decisions, nonces, attestations, captchas)
-    }
 }

@@ -2,7 +2,6 @@ import Foundation
 import GatehouseCore
 
 extension SQLStore: DeviceRiskStore {
-    static let purgeLockKey: Int64 = 0x6761_7465_7075_7267  // "gatepurg"
 
     public var ztokenLookups: Int { ztokenLookupCounter.load(ordering: .relaxed) }
 
@@ -138,94 +137,41 @@ extension SQLStore: DeviceRiskStore {
         }
     }
 
-    public func purgeExpired(at now: Date) async throws -> PurgeReport? {
-        let partitioned = database.dialect == .postgres
-        return try await database.ifUnlocked(Self.purgeLockKey) { locked in
-            var report = PurgeReport()
-            var oldestKept: [(AppID, Date)] = []
-            for app in try await locked.query("SELECT app_id, retention_days FROM apps") {
-                let settings = AppSettings(ztokenTTLSeconds: AppSettings.standard.ztokenTTLSeconds, retentionDays: Int(try app.int("retention_days")))
-                oldestKept.append((AppID(try app.uuid("app_id")), settings.oldestDecisionKept(at: now)))
-            }
-            if partitioned {
-                // A day of decisions goes whole once every app may lose it; with no app, no day may go.
-                report.partitions = try await Self.keepEveryTable(at: now, decisionsBefore: oldestKept.map(\.1).min() ?? .distantPast, in: locked)
-            }
-            // Rows of an app keeping decisions for less than the longest retention, and rows outside
-            // the daily ranges (from before the partitions, or in the default one), go by rows.
-            for (app, since) in oldestKept {
-                report.decisions += try await Self.deleteInBatches(
-                    """
-                    DELETE FROM risk_decisions WHERE app_id = \(app.rawValue) AND decision_id IN
-                      (SELECT decision_id FROM risk_decisions WHERE app_id = \(app.rawValue) AND decided_at < \(since) LIMIT \(Self.purgeBatch))
-                    RETURNING decision_id
-                    """,
-                    in: locked
-                )
-                try await Self.purgeActivity(of: app, before: since, in: locked)
-            }
-            // On PostgreSQL only the default range of an expiring table is deleted by rows: the others
-            // are dropped whole above.
-            for (table, id, count) in Self.expiringRows {
-                report[keyPath: count] += try await Self.deleteExpired(
-                    from: partitioned ? table.defaultPartition : table.name,
-                    key: id,
-                    before: now.addingTimeInterval(-table.grace),
-                    in: locked
-                )
-            }
-            report.ztokens += try await Self.deleteExpired(
-                from: "ztoken_pages",
-                key: "token_id",
-                before: now.addingTimeInterval(-ZToken.clockSkew),
-                in: locked
-            )
-            report.attestations += try await Self.deleteExpired(from: "attest_token_uses", key: "jti", before: now, in: locked)
-            report.credentials = try await Self.deleteExpired(from: "sts_credentials", key: "cache_key", before: now, in: locked)
-            report.velocityEdges = try await Self.deleteInBatches(
+}
+
+extension SQLStore {
+    /// Decisions past their app's retention (by rows, where no whole day could go), consumed ztoken
+    /// ids, SDK nonces and bridge pages past their expiry, and velocity pairs no window reaches any
+    /// more (last seen over 25 hours ago).
+    static func expiredDeviceRiskRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        var report = PurgeReport()
+        for (app, since) in round.decisionsKept {
+            report.decisions += try await deleteInBatches(
                 """
-                DELETE FROM velocity_edges WHERE (app_id, kind, subject, member) IN
-                  (SELECT app_id, kind, subject, member FROM velocity_edges WHERE last_seen < \(now.addingTimeInterval(-25 * 3_600)) LIMIT
-                    \(Self.purgeBatch))
-                RETURNING kind
+                DELETE FROM risk_decisions WHERE app_id = \(app.rawValue) AND decision_id IN
+                  (SELECT decision_id FROM risk_decisions WHERE app_id = \(app.rawValue) AND decided_at < \(since) LIMIT \(purgeBatch))
+                RETURNING decision_id
                 """,
                 in: locked
             )
-            return report
         }
-    }
-
-    /// The expiring tables, with the column that names a row and the count of the report it adds to.
-    static var expiringRows: [(PartitionedTable, String, WritableKeyPath<PurgeReport, Int>)] {
-        [
-            (.consumedZTokens, "token_id", \.ztokens), (.sdkNonces, "nonce", \.nonces), (.signatureFailures, "failure_id", \.nonces),
-            (.attestSolutions, "replay_key", \.attestations), (.captchaPasses, "token_hash", \.captchas),
-            (.captchaChallenges, "challenge_id", \.captchas),
-        ]
-    }
-
-    /// Rows are deleted a bounded batch per statement, so a large backlog neither holds locks for long
-    /// nor loads every deleted key at once.
-    static let purgeBatch: Int64 = 1000
-
-    /// Deletes the rows of a table keyed by (app_id, `key`) whose `expires_at` is before `cutoff`.
-    static func deleteExpired(from table: String, key: String, before cutoff: Date, in database: any SQLDatabase) async throws(StoreError) -> Int {
-        try await deleteInBatches(
-            """
-            DELETE FROM \(identifier: table) WHERE (app_id, \(identifier: key)) IN
-              (SELECT app_id, \(identifier: key) FROM \(identifier: table) WHERE expires_at < \(cutoff) LIMIT \(purgeBatch))
-            RETURNING \(identifier: key)
-            """,
-            in: database
+        report.ztokens += try await deleteExpired(.consumedZTokens, key: "token_id", round, in: locked)
+        report.nonces += try await deleteExpired(.sdkNonces, key: "nonce", round, in: locked)
+        report.ztokens += try await deleteExpired(
+            from: "ztoken_pages",
+            key: "token_id",
+            before: round.now.addingTimeInterval(-ZToken.clockSkew),
+            in: locked
         )
-    }
-
-    static func deleteInBatches(_ sql: SQL, in database: any SQLDatabase) async throws(StoreError) -> Int {
-        var total = 0
-        while true {
-            let deleted = try await database.query(sql).count
-            total += deleted
-            if deleted < purgeBatch { return total }
-        }
+        report.velocityEdges += try await deleteInBatches(
+            """
+            DELETE FROM velocity_edges WHERE (app_id, kind, subject, member) IN
+              (SELECT app_id, kind, subject, member FROM velocity_edges WHERE last_seen < \(round.now.addingTimeInterval(-25 * 3_600))
+                LIMIT \(purgeBatch))
+            RETURNING kind
+            """,
+            in: locked
+        )
+        return report
     }
 }

@@ -134,3 +134,12 @@ extension SQLStore: STSRoleStore {
         return StoredRole(role: role, sealedKey: try row.bytes("sealed_key"))
     }
 }
+
+extension SQLStore {
+    /// Cached STS credentials past their expiry.
+    static func expiredCredentials(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        var report = PurgeReport()
+        report.credentials += try await deleteExpired(from: "sts_credentials", key: "cache_key", before: round.now, in: locked)
+        return report
+    }
+}

@@ -35,3 +35,12 @@ extension SQLStore: SignatureStore {
         )
     }
 }
+
+extension SQLStore {
+    /// Failed-signature records past their expiry (counted with the nonces).
+    static func expiredSignatureRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        var report = PurgeReport()
+        report.nonces += try await deleteExpired(.signatureFailures, key: "failure_id", round, in: locked)
+        return report
+    }
+}

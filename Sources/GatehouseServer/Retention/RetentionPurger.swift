@@ -5,14 +5,14 @@ import GatehouseStore
 import Logging
 import ServiceLifecycle
 
-/// Deletes consumed ztoken ids and decisions past their app's retention, and expired nonces, every
+/// Runs the store's retention round (`RetentionStore`: every capability's expired rows) every
 /// `interval`; with many instances, the store's purge lock lets one run at a time and the others skip
 /// that round. It also keeps the partitioned tables' time ranges ready on PostgreSQL (before the server
 /// starts, then at least every 10 minutes whatever the purge interval, and where this instance does
 /// not purge): the six-hour ranges are made two ahead, so a purge interval past 12 hours would
 /// otherwise let rows outrun them into the default range.
 struct RetentionPurger: Service {
-    let store: any DeviceRiskStore & StoreMaintenance
+    let store: any RetentionStore & StoreMaintenance
     let clock: any GatehouseClock
     let interval: Duration
     let purges: Bool
@@ -21,7 +21,7 @@ struct RetentionPurger: Service {
     /// How often the ranges are kept ready at least (seconds).
     static let keeperInterval = 600
 
-    init(_ configuration: GatehouseConfiguration, store: any DeviceRiskStore & StoreMaintenance, clock: any GatehouseClock, logger: Logger) {
+    init(_ configuration: GatehouseConfiguration, store: any RetentionStore & StoreMaintenance, clock: any GatehouseClock, logger: Logger) {
         let purges = configuration.purgeIntervalSeconds > 0
         self.store = store
         self.clock = clock
