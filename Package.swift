@@ -88,8 +88,8 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The console's templates, style and script (served at /console).
-            resources: [.copy("Console/ConsoleResources")],
+            // The console's templates, style and script (served at /console), and the captcha's page.
+            resources: [.copy("Console/ConsoleResources"), .copy("Captcha/CaptchaResources")],
             swiftSettings: swiftSettings
         ),
         .target(

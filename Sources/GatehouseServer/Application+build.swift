@@ -92,7 +92,8 @@ func routerAndAdmission(
         registry: registry,
         apps: operations,
         trust: trust,
-        console: console
+        console: console,
+        captcha: try CaptchaAssets.load()
     )
     let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdk, console: console, routes: routes.table)
     installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)

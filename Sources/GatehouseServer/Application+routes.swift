@@ -15,7 +15,8 @@ func capabilityRoutes(
     registry: PrometheusCollectorRegistry,
     apps operations: AppOperations,
     trust: AttestationTrustSource,
-    console pages: ConsolePages
+    console pages: ConsolePages,
+    captcha captchaAssets: CaptchaAssets
 ) -> (RouteRegistrar, SDKOperations) {
     var routes = RouteRegistrar()
     HealthController(store: store, registry: registry).register(on: &routes)
@@ -43,6 +44,7 @@ func capabilityRoutes(
     AdminAttestationController(attesters: attesters).register(on: &routes)
     CaptchaController(
         captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: limits),
+        assets: captchaAssets,
         embedOrigins: configuration.captchaEmbedOrigins
     ).register(on: &routes)
     SignatureController(signatures: signatures).register(on: &routes)

@@ -12,12 +12,14 @@ struct CaptchaController {
     let captcha: CaptchaOperations
     /// The page and its Content-Security-Policy, made once: they name the configured embed origins.
     let html: String
+    let script: String
     let policy: String
 
-    init(captcha: CaptchaOperations, embedOrigins: [String]) {
+    init(captcha: CaptchaOperations, assets: CaptchaAssets, embedOrigins: [String]) {
         self.captcha = captcha
-        self.html = CaptchaPage.html(embedOrigins: embedOrigins)
-        self.policy = CaptchaPage.policy(embedOrigins: embedOrigins)
+        self.html = assets.html(embedOrigins: embedOrigins)
+        self.script = assets.script
+        self.policy = CaptchaPage.policy(embedOrigins: embedOrigins, style: assets.style)
     }
 
     func register(on routes: inout RouteRegistrar) {
@@ -36,7 +38,7 @@ struct CaptchaController {
     }
 
     @Sendable func script(_ request: Request, context: Context) async throws -> Response {
-        CaptchaPage.response(CaptchaPage.script, contentType: "text/javascript; charset=utf-8", policy: policy)
+        CaptchaPage.response(script, contentType: "text/javascript; charset=utf-8", policy: policy)
     }
 
     @Sendable func challenge(_ request: Request, context: Context) async throws -> Response {
