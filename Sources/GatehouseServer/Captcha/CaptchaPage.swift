@@ -59,7 +59,11 @@ struct CaptchaAssets: Sendable {
             return text
         }
         let style = try read("captcha.css")
-        return CaptchaAssets(page: try read("captcha.html").replacingOccurrences(of: "CAPTCHA_STYLE", with: style), style: style, script: try read("slider.js"))
+        return CaptchaAssets(
+            page: try read("captcha.html").replacingOccurrences(of: "CAPTCHA_STYLE", with: style),
+            style: style,
+            script: try read("slider.js")
+        )
     }
 
     /// The page, naming the origins the script may hand its result to. They come from configuration,
