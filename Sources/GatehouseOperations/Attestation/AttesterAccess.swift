@@ -29,7 +29,7 @@ public struct AttesterAccess: Sendable {
 
     func attesterForDevice(app: App, attestID: String, deviceID: String) async throws -> (Attester, DeviceID) {
         try app.requireActive()
-        let stored = try await storedAttester(app, attestID)
+        let stored = try await storedAttester(app, try AttestID(validating: attestID))
         guard stored.attester.status == .active else {
             throw DomainError(.attesterDisabled, "Attester \(stored.attester.attestID) is disabled.", field: "attestId")
         }
@@ -40,8 +40,8 @@ public struct AttesterAccess: Sendable {
         return (stored.attester, device)
     }
 
-    func storedAttester(_ app: App, _ attestID: String) async throws -> StoredAttester {
-        let id = try AttestID(validating: attestID)
+    func storedAttester(_ app: App, _ attestID: AttestID) async throws -> StoredAttester {
+        let id = attestID
         guard let stored = try await store.attester(appID: app.id, attestID: id) else {
             throw DomainError(.attesterNotFound, "App \(app.appKey) has no attester \(id).", field: "attestId")
         }

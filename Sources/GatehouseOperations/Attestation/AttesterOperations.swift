@@ -18,10 +18,10 @@ public struct AttesterOperations: Sendable {
         public let sharedSecret: String?
     }
 
-    public func createAttester(_ appKey: AppKey, attestID: String, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
+    public func createAttester(_ appKey: AppKey, attestID: AttestID, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
         let app = try await access.apps.app(appKey)
         try app.requireChangeable()
-        let id = try AttestID(validating: attestID)
+        let id = attestID
         let now = access.clock.now()
         let attester = try change.applied(to: Attester(appID: app.id, attestID: id, createdAt: now, updatedAt: now), at: now)
         let (sealed, secret) = access.sharedSecret(for: attester, previous: nil)
@@ -43,7 +43,7 @@ public struct AttesterOperations: Sendable {
         return AttesterResult(attester: attester, sharedSecret: secret)
     }
 
-    public func updateAttester(_ appKey: AppKey, attestID: String, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
+    public func updateAttester(_ appKey: AppKey, attestID: AttestID, change: AttesterChange, origin: ChangeOrigin) async throws -> AttesterResult {
         let app = try await access.apps.app(appKey)
         try app.requireChangeable()
         let stored = try await access.storedAttester(app, attestID)
@@ -68,7 +68,7 @@ public struct AttesterOperations: Sendable {
         return try await access.store.attesters(appID: app.id).map(\.attester)
     }
 
-    public func attester(_ appKey: AppKey, attestID: String) async throws -> Attester {
+    public func attester(_ appKey: AppKey, attestID: AttestID) async throws -> Attester {
         try await access.storedAttester(try await access.apps.app(appKey), attestID).attester
     }
 

@@ -53,7 +53,7 @@ public struct STSOperations: Sendable {
     /// The claims of the attestation token the caller sent for the role's attester, checked (a use
     /// counted) and, when the role asks, saying the device's hardware attested it.
     private func attestedClaims(app: App, role: STSRole, header: (String) -> String?) async throws -> AttestationClaims {
-        let attester = try await attesters.attester(app.appKey, attestID: role.attestID.rawValue)
+        let attester = try await attesters.attester(app.appKey, attestID: role.attestID)
         let bearer = header("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let token = header(attester.tokenHeader) ?? bearer, !token.isEmpty else {
             throw DomainError(
@@ -84,7 +84,7 @@ public struct STSOperations: Sendable {
     func caller(appKey: AppKey, roleID: String, accountID: String?, header: (String) -> String?) async throws -> Caller {
         let app = try await apps.app(appKey)
         try app.requireActive()
-        let stored = try await roles.storedRole(app, roleID)
+        let stored = try await roles.storedRole(app, try RoleID(validating: roleID))
         let role = stored.role
         guard role.status == .active else { throw DomainError(.roleDisabled, "Role \(role.roleID) is disabled.", field: "roleId") }
         let claims = try await attestedClaims(app: app, role: role, header: header)

@@ -26,10 +26,10 @@ public struct STSRoleOperations: Sendable {
         }
     }
 
-    public func createRole(_ appKey: AppKey, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
+    public func createRole(_ appKey: AppKey, roleID: RoleID, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
         let app = try await apps.app(appKey)
         try app.requireChangeable()
-        let id = try RoleID(validating: roleID)
+        let id = roleID
         guard let key else {
             throw DomainError(.invalidRole, "A role needs the accessKeyId and accessKeySecret it calls its STS with.", field: "accessKeyId")
         }
@@ -57,7 +57,7 @@ public struct STSRoleOperations: Sendable {
         return role
     }
 
-    public func updateRole(_ appKey: AppKey, roleID: String, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
+    public func updateRole(_ appKey: AppKey, roleID: RoleID, change: RoleChange, key: UpstreamKey?, origin: ChangeOrigin) async throws -> STSRole {
         let app = try await apps.app(appKey)
         try app.requireChangeable()
         let stored = try await storedRole(app, roleID)
@@ -84,12 +84,12 @@ public struct STSRoleOperations: Sendable {
         try await store.roles(appID: try await apps.app(appKey).id).map(\.role)
     }
 
-    public func role(_ appKey: AppKey, roleID: String) async throws -> STSRole {
+    public func role(_ appKey: AppKey, roleID: RoleID) async throws -> STSRole {
         try await storedRole(try await apps.app(appKey), roleID).role
     }
 
-    func storedRole(_ app: App, _ roleID: String) async throws -> StoredRole {
-        let id = try RoleID(validating: roleID)
+    func storedRole(_ app: App, _ roleID: RoleID) async throws -> StoredRole {
+        let id = roleID
         guard let stored = try await store.role(appID: app.id, roleID: id) else {
             throw DomainError(.roleNotFound, "App \(app.appKey) has no role \(id).", field: "roleId")
         }

@@ -26,10 +26,11 @@ struct AdminAttestationController {
     @Sendable func createAttester(_ request: Request, context: Context) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.AttesterCreate.self, from: request, context: context)
         let appKey = try Query.appKey(context)
+        let change = try AttesterChange(body)
         let result = try await attesters.createAttester(
             appKey,
-            attestID: body.attestId,
-            change: try AttesterChange(body),
+            attestID: try AttestID(validating: body.attestId),
+            change: change,
             origin: context.origin
         )
         return try JSONBody.response(try await Self.result(result, appKey: appKey), status: .created)
@@ -44,7 +45,7 @@ struct AdminAttestationController {
 
     @Sendable func attester(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let attester = try await attesters.attester(appKey, attestID: context.parameters.get("attestId") ?? "")
+        let attester = try await attesters.attester(appKey, attestID: try AttestID(validating: context.parameters.get("attestId") ?? ""))
         return try JSONBody.response(Components.Schemas.Attester(attester, appKey: appKey))
     }
 
@@ -53,7 +54,7 @@ struct AdminAttestationController {
         let appKey = try Query.appKey(context)
         let result = try await attesters.updateAttester(
             appKey,
-            attestID: context.parameters.get("attestId") ?? "",
+            attestID: try AttestID(validating: context.parameters.get("attestId") ?? ""),
             change: try AttesterChange(body),
             origin: context.origin
         )

@@ -38,13 +38,18 @@ struct ConsoleAttestersController {
         var change = try Self.change(form)
         change.kind = ConsoleForm.optional(form, "kind")
         try Self.applyHardware(form, to: &change)
-        let result = try await attesters.createAttester(appKey, attestID: form["attestId"] ?? "", change: change, origin: context.origin)
+        let result = try await attesters.createAttester(
+            appKey,
+            attestID: try AttestID(validating: form["attestId"] ?? ""),
+            change: change,
+            origin: context.origin
+        )
         return try await shown(result, appKey: appKey, context: context, status: .created)
     }
 
     @Sendable func attester(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let attester = try await attesters.attester(appKey, attestID: context.parameters.get("attestId") ?? "")
+        let attester = try await attesters.attester(appKey, attestID: try AttestID(validating: context.parameters.get("attestId") ?? ""))
         return page(attester, appKey: appKey, secret: nil, context: context, status: .ok)
     }
 
@@ -54,7 +59,7 @@ struct ConsoleAttestersController {
         change.status = ConsoleForm.optional(context.form, "status")
         let result = try await attesters.updateAttester(
             appKey,
-            attestID: context.parameters.get("attestId") ?? "",
+            attestID: try AttestID(validating: context.parameters.get("attestId") ?? ""),
             change: change,
             origin: context.origin
         )

@@ -49,13 +49,19 @@ struct ConsoleRolesController {
         change.policyTemplate = ConsoleForm.optional(form, "policyTemplate")
         change.storageEndpoint = ConsoleForm.optional(form, "storageEndpoint")
         let key = try UpstreamKey(accessKeyID: form["accessKeyId"] ?? "", accessKeySecret: form["accessKeySecret"] ?? "")
-        let role = try await roles.createRole(appKey, roleID: form["roleId"] ?? "", change: change, key: key, origin: context.origin)
+        let role = try await roles.createRole(
+            appKey,
+            roleID: try RoleID(validating: form["roleId"] ?? ""),
+            change: change,
+            key: key,
+            origin: context.origin
+        )
         return ConsolePages.seeOther("/console/apps/\(appKey)/roles/\(role.roleID.rawValue)")
     }
 
     @Sendable func role(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let role = try await roles.role(appKey, roleID: context.parameters.get("roleId") ?? "")
+        let role = try await roles.role(appKey, roleID: try RoleID(validating: context.parameters.get("roleId") ?? ""))
         let settings: [[String: Any]] = role.snapshot.keys.sorted().map { ["name": $0, "value": ConsoleText.value(role.snapshot[$0]!)] }
         return pages.page(
             "role",
@@ -75,7 +81,7 @@ struct ConsoleRolesController {
         change.durationSeconds = try ConsoleForm.int(context.form, "durationSeconds")
         let role = try await roles.updateRole(
             appKey,
-            roleID: context.parameters.get("roleId") ?? "",
+            roleID: try RoleID(validating: context.parameters.get("roleId") ?? ""),
             change: change,
             key: nil,
             origin: context.origin

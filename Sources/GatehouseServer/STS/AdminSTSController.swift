@@ -22,11 +22,12 @@ struct AdminSTSController {
     @Sendable func createRole(_ request: Request, context: Context) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.RoleCreate.self, from: request, context: context)
         let appKey = try Query.appKey(context)
+        let key = try RoleChange.key(body)
         let role = try await roles.createRole(
             appKey,
-            roleID: body.roleId,
+            roleID: try RoleID(validating: body.roleId),
             change: RoleChange(body),
-            key: try RoleChange.key(body),
+            key: key,
             origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey), status: .created)
@@ -40,7 +41,7 @@ struct AdminSTSController {
 
     @Sendable func role(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let role = try await roles.role(appKey, roleID: context.parameters.get("roleId") ?? "")
+        let role = try await roles.role(appKey, roleID: try RoleID(validating: context.parameters.get("roleId") ?? ""))
         return try JSONBody.response(Components.Schemas.Role(role, appKey: appKey))
     }
 
@@ -51,7 +52,7 @@ struct AdminSTSController {
         change.status = body.status?.rawValue
         let role = try await roles.updateRole(
             appKey,
-            roleID: context.parameters.get("roleId") ?? "",
+            roleID: try RoleID(validating: context.parameters.get("roleId") ?? ""),
             change: change,
             key: try RoleChange.key(body),
             origin: context.origin

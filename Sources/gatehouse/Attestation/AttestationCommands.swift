@@ -116,7 +116,12 @@ struct AttesterCommand: AsyncParsableCommand {
             }
             let finalChange = change
             let result = try await withAttesterOperations(common) { operations, origin in
-                try await operations.createAttester(try AppKey(validating: appKey), attestID: attestID, change: finalChange, origin: origin)
+                try await operations.createAttester(
+                    try AppKey(validating: appKey),
+                    attestID: try AttestID(validating: attestID),
+                    change: finalChange,
+                    origin: origin
+                )
             }
             print("attester \(result.attester.attestID) created (\(Self.describe(result.attester)))")
             if let secret = result.sharedSecret { print("sharedSecret: \(secret)    (HS256 key, base64; shown once)") }
@@ -162,7 +167,12 @@ private func setStatus(_ status: String, _ appKey: String, _ attestID: String, _
     change.status = status
     let finalChange = change
     let result = try await withAttesterOperations(common) { operations, origin in
-        try await operations.updateAttester(try AppKey(validating: appKey), attestID: attestID, change: finalChange, origin: origin)
+        try await operations.updateAttester(
+            try AppKey(validating: appKey),
+            attestID: try AttestID(validating: attestID),
+            change: finalChange,
+            origin: origin
+        )
     }
     print("attester \(result.attester.attestID) \(result.attester.status.rawValue)")
 }

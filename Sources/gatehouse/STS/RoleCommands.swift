@@ -84,7 +84,13 @@ struct RoleCommand: AsyncParsableCommand {
             let finalChange = change
             let key = try keyFromEnvironment(required: true)
             let role = try await withRoleOperations(common) { operations, origin in
-                try await operations.createRole(try AppKey(validating: appKey), roleID: roleID, change: finalChange, key: key, origin: origin)
+                try await operations.createRole(
+                    try AppKey(validating: appKey),
+                    roleID: try RoleID(validating: roleID),
+                    change: finalChange,
+                    key: key,
+                    origin: origin
+                )
             }
             print("role \(role.roleID) created (\(role.provider.rawValue), \(role.durationSeconds) s)")
         }
@@ -111,7 +117,13 @@ struct RoleCommand: AsyncParsableCommand {
         func run() async throws {
             let key = try keyFromEnvironment(required: true)
             let role = try await withRoleOperations(common) { operations, origin in
-                try await operations.updateRole(try AppKey(validating: appKey), roleID: roleID, change: RoleChange(), key: key, origin: origin)
+                try await operations.updateRole(
+                    try AppKey(validating: appKey),
+                    roleID: try RoleID(validating: roleID),
+                    change: RoleChange(),
+                    key: key,
+                    origin: origin
+                )
             }
             print("role \(role.roleID): key pair replaced")
         }
@@ -141,7 +153,13 @@ private func setRoleStatus(_ status: String, _ appKey: String, _ roleID: String,
     change.status = status
     let finalChange = change
     let role = try await withRoleOperations(common) { operations, origin in
-        try await operations.updateRole(try AppKey(validating: appKey), roleID: roleID, change: finalChange, key: nil, origin: origin)
+        try await operations.updateRole(
+            try AppKey(validating: appKey),
+            roleID: try RoleID(validating: roleID),
+            change: finalChange,
+            key: nil,
+            origin: origin
+        )
     }
     print("role \(role.roleID) \(role.status.rawValue)")
 }
