@@ -40,11 +40,16 @@ struct OperatorContext: AudienceContext {
 struct BackendContext: AudienceContext {
     var coreContext: CoreRequestContextStorage
     let base: GatehouseRequestContext
-    let caller: BackendCaller
 
     init(context: GatehouseRequestContext) throws {
-        guard case .backend(let caller) = context.admitted else { throw Problem.internalError() }
-        (self.coreContext, self.base, self.caller) = (context.coreContext, context, caller)
+        guard case .backend = context.admitted else { throw Problem.internalError() }
+        (self.coreContext, self.base) = (context.coreContext, context)
+    }
+
+    /// Read from the admitted caller rather than kept twice: `init` checked what it is.
+    var caller: BackendCaller {
+        guard case .backend(let caller) = base.admitted else { preconditionFailure("a backend context without its caller") }
+        return caller
     }
 
     var app: App { caller.app }
@@ -54,11 +59,16 @@ struct BackendContext: AudienceContext {
 struct SDKContext: AudienceContext {
     var coreContext: CoreRequestContextStorage
     let base: GatehouseRequestContext
-    let caller: SDKCaller
 
     init(context: GatehouseRequestContext) throws {
-        guard case .sdk(let caller) = context.admitted else { throw Problem.internalError() }
-        (self.coreContext, self.base, self.caller) = (context.coreContext, context, caller)
+        guard case .sdk = context.admitted else { throw Problem.internalError() }
+        (self.coreContext, self.base) = (context.coreContext, context)
+    }
+
+    /// Read from the admitted caller rather than kept twice: `init` checked what it is.
+    var caller: SDKCaller {
+        guard case .sdk(let caller) = base.admitted else { preconditionFailure("an SDK context without its caller") }
+        return caller
     }
 
     var app: App { caller.app }
@@ -86,8 +96,9 @@ struct ConsoleContext: AudienceContext {
     var origin: ChangeOrigin { base.origin(of: actor) }
 }
 
-/// Who an audience's guard admitted, for the group's context to take up.
-enum AdmittedCaller: Sendable {
+/// Who an audience's guard admitted, for the group's context to take up. Indirect: one reference in
+/// every context whatever the caller's size, since a context is copied at each step of a request.
+indirect enum AdmittedCaller: Sendable {
     case `operator`(Actor)
     case backend(BackendCaller)
     case sdk(SDKCaller)

@@ -32,13 +32,34 @@ struct SQL: Sendable, Equatable, ExpressibleByStringInterpolation {
         self.binds = []
     }
 
-    /// Appends another statement's text and values (its `$n` renumbered after this one's).
+    /// Appends another statement's text and values (its `$n` renumbered after this one's), in place:
+    /// a batch of a few hundred rows is joined without copying what came before.
     mutating func append(_ other: SQL) {
-        var interpolation = StringInterpolation(literalCapacity: other.text.utf8.count, interpolationCount: other.binds.count)
-        interpolation.text = text
-        interpolation.binds = binds
-        interpolation.appendInterpolation(other)
-        (text, binds) = (interpolation.text, interpolation.binds)
+        Self.append(other, to: &text, binds: &binds)
+    }
+
+    /// `other`'s text onto `text` with each `$n` moved past the `binds` already there, and its values.
+    fileprivate static func append(_ other: SQL, to text: inout String, binds: inout [SQLValue]) {
+        let offset = binds.count
+        binds += other.binds
+        guard offset > 0 else {
+            text += other.text
+            return
+        }
+        let source = other.text
+        var index = source.startIndex
+        while let dollar = source[index...].firstIndex(of: "$") {
+            text += source[index..<dollar]
+            var end = source.index(after: dollar)
+            while end < source.endIndex, source[end].isASCII, source[end].isNumber { end = source.index(after: end) }
+            if let number = Int(source[source.index(after: dollar)..<end]) {
+                text += "$" + String(number + offset)
+            } else {
+                text += "$"
+            }
+            index = end
+        }
+        text += source[index...]
     }
 
     static func + (lhs: SQL, rhs: SQL) -> SQL {
@@ -88,26 +109,7 @@ struct SQL: Sendable, Equatable, ExpressibleByStringInterpolation {
 
         /// Another statement embedded here, its values bound after those before it.
         mutating func appendInterpolation(_ other: SQL) {
-            let offset = binds.count
-            binds += other.binds
-            guard offset > 0 else {
-                text += other.text
-                return
-            }
-            let other = other.text
-            var index = other.startIndex
-            while let dollar = other[index...].firstIndex(of: "$") {
-                text += other[index..<dollar]
-                var end = other.index(after: dollar)
-                while end < other.endIndex, other[end].isASCII, other[end].isNumber { end = other.index(after: end) }
-                if let number = Int(other[other.index(after: dollar)..<end]) {
-                    text += "$" + String(number + offset)
-                } else {
-                    text += "$"
-                }
-                index = end
-            }
-            text += other[index...]
+            SQL.append(other, to: &text, binds: &binds)
         }
 
         /// Text that is not a value: an identifier the store makes itself (a partition's name, a
