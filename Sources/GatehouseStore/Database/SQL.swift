@@ -5,6 +5,8 @@ import GatehouseCore
 /// sends the key as a parameter, never as text, and a value cannot be bound to the wrong column
 /// because the two are written together (positional `$1 ... $23` by hand is where a swapped argument
 /// hides). The text carries `$n` for both databases; the SQLite driver binds `$n` by its number.
+/// A `$` followed by digits in a statement's own text is therefore a placeholder: the store writes
+/// none by hand (`SQLTests`), and a value never reaches the text, whatever it holds.
 ///
 /// Why our own type rather than SQLKit's `SQLQueryString`: the store's two drivers, its bounded waits,
 /// its hosts' failover and its prepared statements already sit on PostgresNIO and SQLiteNIO directly,
