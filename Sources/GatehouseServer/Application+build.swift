@@ -17,8 +17,8 @@ public func buildApplication(
 ) async throws -> some ApplicationProtocol {
     var logger = baseLogger ?? Logger(label: "gatehouse")
     logger.logLevel = configuration.logLevel
-
     let box = try openSecretBox(configuration, logger: logger)
+    _ = try GatewayCredential.header(named: configuration.gateCredentialHeader)  // refused before the store opens, not after
     logger.info("opening store", metadata: ["location": .string(configuration.storeLocation.description)])
     let storeService = try await StoreService.open(
         configuration.storeLocation,
