@@ -51,10 +51,10 @@ public func buildApplication(
         logger: logger
     )
     if let probePort = configuration.probePort {
-        let health = HealthController(store: store, registry: registry)
+        let health = HealthController(store: store, devices: store.deviceRisk, registry: registry)
         app.addServices(ProbeListener.make(configuration, port: probePort, health: health, logger: logger))
     }
-    let purger = RetentionPurger(configuration, store: store, clock: clock, logger: logger)
+    let purger = RetentionPurger(configuration, store: store.retention, clock: clock, logger: logger)
     app.addServices(purger)
     let isDevelopmentDefault = configuration.databaseURL == nil
     let startLogger = logger
@@ -150,8 +150,8 @@ private func openSecretBox(_ configuration: GatehouseConfiguration, logger: Logg
 /// In the zero-configuration SQLite mode, the first start prints an admin token so that a newcomer
 /// can call the admin API at once. Printed to the terminal, not logged.
 private func printDevelopmentAdminToken(store: SQLStore, clock: any GatehouseClock) async throws {
-    guard try await !store.hasAdminTokens() else { return }
-    let token = try await AdminTokenOperations(store: store, clock: clock).create(
+    guard try await !store.admin.hasAdminTokens() else { return }
+    let token = try await AdminTokenOperations(store: store.admin, clock: clock).create(
         name: "dev",
         origin: ChangeOrigin(actor: Actor(kind: .cli, name: "serve"), requestID: nil, sourceAddress: nil)
     )

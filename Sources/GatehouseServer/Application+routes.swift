@@ -19,17 +19,17 @@ func capabilityRoutes(
     captcha captchaAssets: CaptchaAssets
 ) -> (RouteRegistrar, SDKOperations) {
     var routes = RouteRegistrar()
-    HealthController(store: store, registry: registry).register(on: &routes)
+    HealthController(store: store, devices: store.deviceRisk, registry: registry).register(on: &routes)
     AdminAppsController(operations: operations, clock: clock).register(on: &routes)
     BackendController().register(on: &routes)
 
-    let sdkOperations = SDKOperations(store: store, box: box, clock: clock)
+    let sdkOperations = SDKOperations(store: store.deviceRisk, apps: store.apps, box: box, clock: clock)
     SDKController(operations: sdkOperations).register(on: &routes)
-    RiskController(risk: RiskQueryOperations(store: store, keys: ServerKeys(box: box), clock: clock)).register(on: &routes)
-    let riskAdmin = RiskAdminOperations(store: store, apps: operations, clock: clock)
+    RiskController(risk: RiskQueryOperations(store: store.deviceRisk, keys: ServerKeys(box: box), clock: clock)).register(on: &routes)
+    let riskAdmin = RiskAdminOperations(store: store.deviceRisk, apps: operations, clock: clock)
     AdminRiskController(risk: riskAdmin).register(on: &routes)
-    let signingKeys = SigningKeyRing(store: store, box: box, clock: clock)
-    let signatures = SignatureOperations(store: store, box: box, clock: clock)
+    let signingKeys = SigningKeyRing(store: store.attestation, box: box, clock: clock)
+    let signatures = SignatureOperations(store: store.signatures, devices: store.deviceRisk, captcha: store.captcha, box: box, clock: clock)
     let limits = RateLimits(
         captchaChallengesPerMinute: configuration.captchaChallengesPerMinute,
         captchaAnswersPerMinute: configuration.captchaAnswersPerMinute,
@@ -43,7 +43,7 @@ func capabilityRoutes(
     AttestationGateController(gate: attestationGate).register(on: &routes)
     AdminAttestationController(attesters: attesters).register(on: &routes)
     CaptchaController(
-        captcha: CaptchaOperations(store: store, apps: operations, clock: clock, limits: limits),
+        captcha: CaptchaOperations(store: store.captcha, attesters: store.attestation, apps: operations, clock: clock, limits: limits),
         assets: captchaAssets,
         embedOrigins: configuration.captchaEmbedOrigins
     ).register(on: &routes)
@@ -86,10 +86,11 @@ func stsRoutes(
     on routes: inout RouteRegistrar
 ) -> STSRoleOperations {
     let upstream = STSClient(allowInternalEndpoints: configuration.stsPrivateEndpoints)
-    let roles = STSRoleOperations(store: store, apps: operations, box: box, clock: clock, allowInternalEndpoints: upstream.allowInternalEndpoints)
+    let roles = STSRoleOperations(store: store.sts, apps: operations, box: box, clock: clock, allowInternalEndpoints: upstream.allowInternalEndpoints)
     AdminSTSController(roles: roles).register(on: &routes)
     let sts = STSOperations(
-        store: store,
+        store: store.sts,
+        activity: store.deviceRisk,
         apps: operations,
         attesters: attesters,
         attestation: attestationGate,
@@ -116,9 +117,9 @@ struct ConsoleControllers {
     let keys: SigningKeyRing
 
     func register(on routes: inout RouteRegistrar) {
-        ConsoleSignInController(pages: pages, tokens: store, sessions: store, clock: clock).register(on: &routes)
+        ConsoleSignInController(pages: pages, tokens: store.admin, sessions: store.console, clock: clock).register(on: &routes)
         ConsoleAppsController(pages: pages, apps: apps, clock: clock).register(on: &routes)
-        ConsoleOverviewController(pages: pages, apps: apps, activity: store, clock: clock).register(on: &routes)
+        ConsoleOverviewController(pages: pages, apps: apps, activity: store.console, clock: clock).register(on: &routes)
         ConsoleDecisionsController(pages: pages, risk: risk).register(on: &routes)
         ConsoleAuditController(pages: pages, apps: apps).register(on: &routes)
         ConsoleAttestersController(pages: pages, attesters: attesters).register(on: &routes)
@@ -141,10 +142,10 @@ func audienceGuards(
     let errors = ConsoleErrorPages(pages: pages, problems: ProblemMiddleware(routes: routes))
     return [
         .consoleEntry: errors,
-        .console: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .read, errors: errors),
-        .consoleChanges: ConsoleSessionMiddleware(sessions: store, clock: clock, access: .write, errors: errors),
-        .operators: AdminAuthMiddleware(tokens: store, clock: clock, access: .write),
-        .operatorReads: AdminAuthMiddleware(tokens: store, clock: clock, access: .read),
+        .console: ConsoleSessionMiddleware(sessions: store.console, clock: clock, access: .read, errors: errors),
+        .consoleChanges: ConsoleSessionMiddleware(sessions: store.console, clock: clock, access: .write, errors: errors),
+        .operators: AdminAuthMiddleware(tokens: store.admin, clock: clock, access: .write),
+        .operatorReads: AdminAuthMiddleware(tokens: store.admin, clock: clock, access: .read),
         .backend: BackendAuthMiddleware(apps: apps, header: .authorization),
         .gateway: BackendAuthMiddleware(apps: apps, header: gateCredentialHeader),
         .sdk: SDKAuthMiddleware(operations: sdk),

@@ -13,7 +13,7 @@ struct Purge: AsyncParsableCommand {
 
     func run() async throws {
         let started = ContinuousClock.now
-        let report = try await withOperatorStore(common) { store, _, _ in try await store.purgeExpired(at: SystemClock().now()) }
+        let report = try await withOperatorStore(common) { store, _, _ in try await store.retention.purgeExpired(at: SystemClock().now()) }
         let seconds = (ContinuousClock.now - started) / .milliseconds(1) / 1_000
         guard let report else {
             print("skipped: another instance holds the purge lock")

@@ -17,7 +17,7 @@ import Testing
             #expect(created.status == .created)
             let appKey = try #require(created.json?["app"] as? [String: Any])["appKey"] as! String
             let viewerToken = try await StoreService.withStore(server.store.location, logger: TestDatabase.logger) { store in
-                try await AdminTokenOperations(store: store, clock: SystemClock()).create(
+                try await AdminTokenOperations(store: store.admin, clock: SystemClock()).create(
                     name: "watcher",
                     role: .viewer,
                     origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)

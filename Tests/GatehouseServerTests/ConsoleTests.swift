@@ -47,7 +47,7 @@ import Testing
 
     static func viewerToken(_ server: ServerFixture, name: String = "watcher") async throws -> String {
         try await StoreService.withStore(server.store.location, logger: TestDatabase.logger) { store in
-            try await AdminTokenOperations(store: store, clock: SystemClock()).create(
+            try await AdminTokenOperations(store: store.admin, clock: SystemClock()).create(
                 name: name,
                 role: .viewer,
                 origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
@@ -182,7 +182,7 @@ import Testing
             let token = try await Self.viewerToken(server, name: name)
             let revoked = try await Self.signIn(server, token: token)
             try await StoreService.withStore(server.store.location, logger: TestDatabase.logger) { store in
-                try await AdminTokenOperations(store: store, clock: clock).revoke(
+                try await AdminTokenOperations(store: store.admin, clock: clock).revoke(
                     name: name,
                     origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
                 )

@@ -212,8 +212,8 @@ import X509
         func keptKey(_ keyID: String) async throws -> Bool {
             let key = Base64URL.encode(Array(Data(base64Encoded: keyID)!))
             return try await StoreService.withStore(server.store.location, logger: TestDatabase.logger) { store in
-                let appID = try #require(try await store.appWithSecrets(withKey: AppKey(validating: app.appKey))?.app.id)
-                return try await store.attestedKey(appID: appID, keyID: key) != nil
+                let appID = try #require(try await store.apps.appWithSecrets(withKey: AppKey(validating: app.appKey))?.app.id)
+                return try await store.attestation.attestedKey(appID: appID, keyID: key) != nil
             }
         }
     }

@@ -48,15 +48,15 @@ import Testing
                     let operations = MasterKeyOperations(store: store, clock: SystemClock())
                     await #expect(throws: DomainError.self) { try await operations.rotate(from: new, to: old, origin: Self.origin) }
                     await #expect(throws: DomainError.self) { try await operations.rotate(from: old, to: old, origin: Self.origin) }
-                    let before = try await store.sealedValues()
+                    let before = try await store.admin.sealedValues()
                     #expect(try await operations.rotate(from: old, to: new, origin: Self.origin) == before.count)
-                    let after = try await store.sealedValues()
+                    let after = try await store.admin.sealedValues()
                     #expect(before.count >= 5 && after.count == before.count)
                     for value in after {
                         #expect(throws: Never.self) { try new.open(value.sealed, context: value.context) }
                         #expect(throws: DomainError.self) { try old.open(value.sealed, context: value.context) }
                     }
-                    let audit = try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 1)
+                    let audit = try await store.admin.auditRecords(matching: AuditFilter(), before: nil, limit: 1)
                     #expect(audit.first?.entry.action == "master_key.rotate")
                 }
 

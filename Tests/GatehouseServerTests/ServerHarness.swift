@@ -110,7 +110,7 @@ func testConfiguration(_ database: TestDatabase) -> GatehouseConfiguration {
 func migratedWithAdminToken(_ database: TestDatabase) async throws -> String {
     try await StoreService.withStore(database.location, logger: TestDatabase.logger) { store in
         _ = try await store.migrate()
-        return try await AdminTokenOperations(store: store, clock: SystemClock()).create(
+        return try await AdminTokenOperations(store: store.admin, clock: SystemClock()).create(
             name: "test",
             origin: ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
         )

@@ -16,36 +16,36 @@ import Testing
             var generator = SystemRandomNumberGenerator()
             let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
             let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
-            try await store.createApp(app, secrets: [], audit: audit)
+            try await store.apps.createApp(app, secrets: [], audit: audit)
             let window = OverviewWindow.hour
             let start = window.start(at: now)
             for minutesAgo in [0, 0, 1, 30, 30, 30, 59, 120] {
                 let at = now.addingTimeInterval(-Double(minutesAgo) * 60)
-                store.countActivity([ActivityKey(appID: app.id, at: at, metric: .decision, label: minutesAgo == 30 ? "reject" : "pass")])
+                store.console.countActivity([ActivityKey(appID: app.id, at: at, metric: .decision, label: minutesAgo == 30 ? "reject" : "pass")])
             }
-            store.countActivity([ActivityKey(appID: app.id, at: now, metric: .captchaPassed, label: "")])
-            let unflushed = try await store.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds)
+            store.console.countActivity([ActivityKey(appID: app.id, at: now, metric: .captchaPassed, label: "")])
+            let unflushed = try await store.console.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds)
             #expect(unflushed.decisionsByBucket.isEmpty, "nothing reaches the table before a flush")
-            try await store.flushActivity()
+            try await store.console.flushActivity()
             // A second flush adds to the same rows.
-            store.countActivity([ActivityKey(appID: app.id, at: now, metric: .decision, label: "pass")])
-            try await store.flushActivity()
-            let summary = try await store.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds)
+            store.console.countActivity([ActivityKey(appID: app.id, at: now, metric: .decision, label: "pass")])
+            try await store.console.flushActivity()
+            let summary = try await store.console.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds)
             let bars = Dictionary(summary.decisionsByBucket.map { ("\($0.bucket)/\($0.outcome)", $0.count) }, uniquingKeysWith: +)
             #expect(bars == ["59/pass": 3, "58/pass": 1, "29/reject": 3, "0/pass": 1], "\(bars)")
             #expect(summary.totals[.decision] == ["pass": 5, "reject": 3], "the one two hours ago is outside the window")
             #expect(summary.totals[.captchaPassed] == ["": 1])
             // More counters than one statement carries (500): every one arrives.
-            store.countActivity((0..<1_203).map { ActivityKey(appID: app.id, at: now, metric: .tag, label: "tag-\($0)") })
-            try await store.flushActivity()
-            let tags = try await store.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds).totals[.tag]
+            store.console.countActivity((0..<1_203).map { ActivityKey(appID: app.id, at: now, metric: .tag, label: "tag-\($0)") })
+            try await store.console.flushActivity()
+            let tags = try await store.console.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds).totals[.tag]
             #expect(tags?.count == 1_203 && tags?.values.allSatisfy { $0 == 1 } == true)
 
             // Purged with the decisions: the app keeps 30 days, whole UTC days.
-            _ = try await store.purgeExpired(at: now.addingTimeInterval(29 * 86_400))
-            #expect(try await store.activitySummary(appID: app.id, since: .distantPast, bucketSeconds: 60).totals[.decision]?["pass"] == 6)
-            _ = try await store.purgeExpired(at: now.addingTimeInterval(32 * 86_400))
-            #expect(try await store.activitySummary(appID: app.id, since: .distantPast, bucketSeconds: 60).totals.isEmpty)
+            _ = try await store.retention.purgeExpired(at: now.addingTimeInterval(29 * 86_400))
+            #expect(try await store.console.activitySummary(appID: app.id, since: .distantPast, bucketSeconds: 60).totals[.decision]?["pass"] == 6)
+            _ = try await store.retention.purgeExpired(at: now.addingTimeInterval(32 * 86_400))
+            #expect(try await store.console.activitySummary(appID: app.id, since: .distantPast, bucketSeconds: 60).totals.isEmpty)
         }
     }
 }

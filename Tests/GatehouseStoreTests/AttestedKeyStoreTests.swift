@@ -15,7 +15,7 @@ struct AttestedKeyStoreTests {
         var generator = SystemRandomNumberGenerator()
         let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
         let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
-        try await store.createApp(app, secrets: [], audit: audit)
+        try await store.apps.createApp(app, secrets: [], audit: audit)
         return AttestedDeviceKey(
             appID: app.id,
             keyID: "2o0syRGn1HDKDv85d522XBC9nLqrHWHGnt_mJ5hWMQM",
@@ -35,12 +35,12 @@ struct AttestedKeyStoreTests {
     func aKeyIsKeptOnceAndReadBackWhole(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let key = try await seed(store)
-            #expect(try await store.insertAttestedKey(key))
+            #expect(try await store.attestation.insertAttestedKey(key))
             var replayed = key
             replayed.counter = 0
-            #expect(try await store.insertAttestedKey(replayed) == false)
-            #expect(try await store.attestedKey(appID: key.appID, keyID: key.keyID) == key)
-            #expect(try await store.attestedKey(appID: key.appID, keyID: "another") == nil)
+            #expect(try await store.attestation.insertAttestedKey(replayed) == false)
+            #expect(try await store.attestation.attestedKey(appID: key.appID, keyID: key.keyID) == key)
+            #expect(try await store.attestation.attestedKey(appID: key.appID, keyID: "another") == nil)
         }
     }
 
@@ -48,14 +48,14 @@ struct AttestedKeyStoreTests {
     func theCounterOnlyMovesForward(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let key = try await seed(store)
-            #expect(try await store.insertAttestedKey(key))
+            #expect(try await store.attestation.insertAttestedKey(key))
             let later = now.addingTimeInterval(60)
-            #expect(try await store.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: later))
-            #expect(try await store.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: later) == false)
-            #expect(try await store.advanceCounter(appID: key.appID, keyID: key.keyID, to: 5, at: later))
-            #expect(try await store.advanceCounter(appID: key.appID, keyID: key.keyID, to: 3, at: later) == false)
-            #expect(try await store.advanceCounter(appID: key.appID, keyID: "unknown", to: 9, at: later) == false)
-            let stored = try await store.attestedKey(appID: key.appID, keyID: key.keyID)
+            #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: later))
+            #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: later) == false)
+            #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 5, at: later))
+            #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 3, at: later) == false)
+            #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: "unknown", to: 9, at: later) == false)
+            let stored = try await store.attestation.attestedKey(appID: key.appID, keyID: key.keyID)
             #expect(stored?.counter == 5 && stored?.lastUsedAt == later)
         }
     }
@@ -66,12 +66,12 @@ struct AttestedKeyStoreTests {
     func concurrentAssertionsWithOneCounterPassOnce(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, database) async throws in
             let key = try await seed(store)
-            #expect(try await store.insertAttestedKey(key))
+            #expect(try await store.attestation.insertAttestedKey(key))
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { (second) async throws in
                 let passed = try await withThrowingTaskGroup(of: Bool.self) { group in
                     for index in 0..<64 {
                         let instance = index.isMultiple(of: 2) ? store : second
-                        group.addTask { try await instance.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: now) }
+                        group.addTask { try await instance.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: now) }
                     }
                     return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
                 }

@@ -15,9 +15,9 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
         let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
-        try await store.createApp(app, secrets: [], audit: audit)
+        try await store.apps.createApp(app, secrets: [], audit: audit)
         // The tokens below are minted for event 3301: registered, so that Core judges them fresh.
-        try await store.registerEvent(try RegisteredEvent.draft(app: app, eventID: 3301, name: "login", at: now), audit: audit)
+        try await store.apps.registerEvent(try RegisteredEvent.draft(app: app, eventID: 3301, name: "login", at: now), audit: audit)
         let report = DeviceReport(
             clientDeviceID: "client-1",
             mode: .noExtraData,
@@ -27,7 +27,7 @@ import Testing
             environment: [.vpn]
         )
         let start = try DeviceStart.decide(report: report, app: app, address: "198.51.100.7", at: now, keys: ServerKeys(box: box))
-        return (app, try await store.upsertDevice(start.device))
+        return (app, try await store.deviceRisk.upsertDevice(start.device))
     }
 
     /// A token as the device mints it, checked as a risk query checks it: its claims.
@@ -54,7 +54,7 @@ import Testing
     /// Consumes a freshly minted token: what a risk query that passes its checks does.
     func consume(_ store: SQLStore, app: App, device: Device, account: String = "u1", at time: Date? = nil) async throws -> RiskDecisionRecord {
         let queryKeys = try keys(app, try mint(app: app, device: device, account: account, at: time), account: account, at: time)
-        return try await store.recordRiskDecision(queryKeys).record
+        return try await store.deviceRisk.recordRiskDecision(queryKeys).record
     }
 
     func keys(_ app: App, _ claims: ZTokenClaims?, account: String = "u1", at time: Date? = nil) throws -> RiskQuery {
@@ -79,10 +79,10 @@ import Testing
             later.firstSeen = now.addingTimeInterval(60)
             later.basic = nil
             later.mode = [.noBasicData, .noExtraData]
-            let stored = try await store.upsertDevice(later)
+            let stored = try await store.deviceRisk.upsertDevice(later)
             #expect(stored.firstSeen == now && stored.lastSeen == now.addingTimeInterval(60))
             #expect(stored.basic == nil && stored.mode.rawValue == 5)
-            #expect(try await store.device(appID: app.id, id: device.id) == stored)
+            #expect(try await store.deviceRisk.device(appID: app.id, id: device.id) == stored)
         }
     }
 
@@ -90,9 +90,9 @@ import Testing
     func aNonceIsUsableOnce(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let (app, _) = try await seed(store)
-            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-0000000001", expiresAt: now))
-            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-0000000001", expiresAt: now) == false)
-            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-0000000002", expiresAt: now))
+            #expect(try await store.deviceRisk.useNonce(appID: app.id, nonce: "nonce-0000000001", expiresAt: now))
+            #expect(try await store.deviceRisk.useNonce(appID: app.id, nonce: "nonce-0000000001", expiresAt: now) == false)
+            #expect(try await store.deviceRisk.useNonce(appID: app.id, nonce: "nonce-0000000002", expiresAt: now))
         }
     }
 
@@ -105,17 +105,17 @@ import Testing
             let firsts = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
                 for use in 0..<300 {
                     let nonce = "nonce-batch-\(use % 60)"
-                    group.addTask { (nonce, try await store.useNonce(appID: app.id, nonce: nonce, expiresAt: now)) }
+                    group.addTask { (nonce, try await store.deviceRisk.useNonce(appID: app.id, nonce: nonce, expiresAt: now)) }
                 }
                 return try await group.reduce(into: [String: Int]()) { counts, answer in counts[answer.0, default: 0] += answer.1 ? 1 : 0 }
             }
             #expect(firsts.count == 60 && firsts.values.allSatisfy { $0 == 1 }, "\(firsts)")
-            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-batch-7", expiresAt: now) == false)
+            #expect(try await store.deviceRisk.useNonce(appID: app.id, nonce: "nonce-batch-7", expiresAt: now) == false)
             // One statement holding a nonce twice, and one already used: the first of each is first.
             let uses = ["nonce-twice-01", "nonce-twice-01", "nonce-batch-8", "nonce-twice-02"].map {
                 NonceUse(appID: app.id, nonce: $0, expiresAt: now)
             }
-            #expect(try await SQLStore.insertNonces(uses, in: store.database) == [true, false, false, true])
+            #expect(try await SQLDeviceRiskStore.insertNonces(uses, in: store.database) == [true, false, false, true])
         }
     }
 
@@ -126,20 +126,25 @@ import Testing
         try await withMigratedStore(kind) { (store, _) async throws in
             let (app, device) = try await seed(store)
             let claims = try mint(app: app, device: device, page: true)
-            try await store.recordZTokenPage(appID: app.id, tokenID: claims.tokenID, pageURL: "https://shop.example/pay", expiresAt: claims.expiresAt)
+            try await store.deviceRisk.recordZTokenPage(
+                appID: app.id,
+                tokenID: claims.tokenID,
+                pageURL: "https://shop.example/pay",
+                expiresAt: claims.expiresAt
+            )
             let queryKeys = try keys(app, claims)
-            let first = try await store.recordRiskDecision(queryKeys)
+            let first = try await store.deviceRisk.recordRiskDecision(queryKeys)
             #expect(first.facts.consumption == .consumed(pageURL: "https://shop.example/pay") && first.record.pageURL == "https://shop.example/pay")
-            #expect(try await store.recordRiskDecision(queryKeys).facts.consumption == .alreadyConsumed)
-            let kept = try await store.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew - 1))
+            #expect(try await store.deviceRisk.recordRiskDecision(queryKeys).facts.consumption == .alreadyConsumed)
+            let kept = try await store.retention.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew - 1))
             #expect(kept?.ztokens == 0)
-            let purged = try await store.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew + 1))
+            let purged = try await store.retention.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew + 1))
             if kind == .sqlite {
                 #expect(purged?.ztokens == 2, "the consumed id and the page")
             } else {
                 // The consumed id waits for its six-hour range to end, and goes with it.
                 #expect(purged?.ztokens == 1, "the page")
-                let later = try await store.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew + 6 * 3_600))
+                let later = try await store.retention.purgeExpired(at: claims.expiresAt.addingTimeInterval(ZToken.clockSkew + 6 * 3_600))
                 #expect((later?.partitions.dropped ?? 0) >= 1)
             }
             #expect(try await store.database.query("SELECT token_id FROM consumed_ztokens").isEmpty)
@@ -154,13 +159,13 @@ import Testing
             let queryKeys = try keys(app, claims)
             let states = try await withThrowingTaskGroup(of: ZTokenState.self) { group in
                 for _ in 0..<64 {
-                    group.addTask { try await store.recordRiskDecision(queryKeys).record.tokenState }
+                    group.addTask { try await store.deviceRisk.recordRiskDecision(queryKeys).record.tokenState }
                 }
                 return try await group.reduce(into: [ZTokenState]()) { $0.append($1) }
             }
             #expect(states.filter { $0 == .fresh }.count == 1)
             #expect(states.filter { $0 == .replayed }.count == 63)
-            let stored = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 200)
+            let stored = try await store.deviceRisk.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 200)
             #expect(stored.count == 64)
         }
     }
@@ -169,12 +174,12 @@ import Testing
     func aQueryWithoutATokenNeverTouchesTheTokenTable(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let (app, _) = try await seed(store)
-            let before = store.ztokenLookups
+            let before = store.deviceRisk.ztokenLookups
             let queryKeys = try keys(app, nil)
-            let record = try await store.recordRiskDecision(queryKeys).record
+            let record = try await store.deviceRisk.recordRiskDecision(queryKeys).record
             #expect(record.tokenState == .forged)
-            #expect(store.ztokenLookups == before)
-            #expect(try await store.decision(appID: app.id, id: record.id) == record)
+            #expect(store.deviceRisk.ztokenLookups == before)
+            #expect(try await store.deviceRisk.decision(appID: app.id, id: record.id) == record)
         }
     }
 
@@ -187,23 +192,23 @@ import Testing
             let records = try await withThrowingTaskGroup(of: RiskDecisionRecord.self) { group in
                 for number in 0..<200 {
                     let queryKeys = try keys(app, nil, account: "u\(number)")
-                    group.addTask { try await store.recordRiskDecision(queryKeys).record }
+                    group.addTask { try await store.deviceRisk.recordRiskDecision(queryKeys).record }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(Set(records.map(\.id)).count == 200)
-            for record in records.prefix(20) { #expect(try await store.decision(appID: app.id, id: record.id) == record) }
-            let page = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 500)
+            for record in records.prefix(20) { #expect(try await store.deviceRisk.decision(appID: app.id, id: record.id) == record) }
+            let page = try await store.deviceRisk.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 500)
             #expect(page.count == 200)
 
             let queryKeys = try keys(app, nil, account: "u7")
-            #expect(try await store.recordRiskDecision(queryKeys).facts.policy.listEntries.isEmpty)
+            #expect(try await store.deviceRisk.recordRiskDecision(queryKeys).facts.policy.listEntries.isEmpty)
             let entry = RiskListEntry(id: UUID(), appID: app.id, kind: .deny, subject: .account, value: "u7", note: nil, createdAt: now)
-            try await store.addListEntry(
+            try await store.deviceRisk.addListEntry(
                 entry,
                 audit: origin.entry(at: now, action: "list.add", targetType: "list", targetID: "x", appID: app.id, before: nil, after: nil)
             )
-            #expect(try await store.recordRiskDecision(queryKeys).facts.policy.listEntries == [entry])
+            #expect(try await store.deviceRisk.recordRiskDecision(queryKeys).facts.policy.listEntries == [entry])
         }
     }
 
@@ -217,14 +222,14 @@ import Testing
             #expect(latest.tokenState == .fresh)
             let queryKeys = try keys(app, try mint(app: app, device: device, account: "a"), account: "a")
             let rules = RiskRules.effective(app: nil, event: nil)
-            let (read, velocity) = try await SQLStore.deviceAndVelocity(queryKeys, deviceID: device.id, rules: rules, in: store.database)
+            let (read, velocity) = try await SQLDeviceRiskStore.deviceAndVelocity(queryKeys, deviceID: device.id, rules: rules, in: store.database)
             #expect(read == device)
             // Four consumed in the last minute and this one; three accounts in the day with this one's
             // ("a", "b", "c"; not "old", 25 hours ago).
             #expect(velocity == Velocity(deviceEventsLastMinute: 5, deviceAccountsLastDay: 3, accountDevicesLastDay: 1, ipDevicesLastHour: 1))
             // Past a threshold each count stops at threshold + 1, however much more there is.
             for number in 0..<12 { _ = try await consume(store, app: app, device: device, account: "more-\(number)") }
-            let capped = try await SQLStore.deviceAndVelocity(queryKeys, deviceID: device.id, rules: rules, in: store.database).1
+            let capped = try await SQLDeviceRiskStore.deviceAndVelocity(queryKeys, deviceID: device.id, rules: rules, in: store.database).1
             #expect(
                 capped
                     == Velocity(
@@ -262,7 +267,7 @@ import Testing
             try await store.database.query("ANALYZE velocity_edges")
             let queryKeys = try keys(app, try mint(app: app, device: device))
             let rules = RiskRules.effective(app: nil, event: nil)
-            let statement = SQLStore.DeviceAndVelocityRead.statement(queryKeys, deviceID: device.id, rules: rules)
+            let statement = SQLDeviceRiskStore.DeviceAndVelocityRead.statement(queryKeys, deviceID: device.id, rules: rules)
             let custom = try await store.database.query("EXPLAIN \(statement)")
             // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
             // without the parameters' values. That plan must walk the indexes too.
@@ -308,24 +313,24 @@ import Testing
             let audit = origin.entry(at: now, action: "test", targetType: "t", targetID: "x", appID: app.id, before: nil, after: nil)
             let entry = try RiskListEntry.draft(app: app, kind: "deny", subject: "cidr", value: "10.1.2.3/8", note: "office", at: now)
             #expect(entry.value == "10.1.2.3/8")
-            try await store.addListEntry(entry, audit: audit)
-            await #expect(throws: StoreError.self) { try await store.addListEntry(entry, audit: audit) }
-            #expect(try await store.listEntries(appID: app.id) == [entry])
-            try await store.removeListEntry(appID: app.id, id: entry.id, audit: audit)
+            try await store.deviceRisk.addListEntry(entry, audit: audit)
+            await #expect(throws: StoreError.self) { try await store.deviceRisk.addListEntry(entry, audit: audit) }
+            #expect(try await store.deviceRisk.listEntries(appID: app.id) == [entry])
+            try await store.deviceRisk.removeListEntry(appID: app.id, id: entry.id, audit: audit)
             await #expect(throws: StoreError.notFound("no list entry \(entry.id)")) {
-                try await store.removeListEntry(appID: app.id, id: entry.id, audit: audit)
+                try await store.deviceRisk.removeListEntry(appID: app.id, id: entry.id, audit: audit)
             }
             let rules = RiskRules(reviewAt: 30, weights: ["device.vpn": 25])
-            try await store.setRiskRules(appID: app.id, scope: 0, rules: rules, at: now, audit: audit)
-            try await store.setRiskRules(appID: app.id, scope: 3301, rules: RiskRules(rejectAt: 50), at: now, audit: audit)
-            #expect(try await store.riskRules(appID: app.id) == [0: rules, 3301: RiskRules(rejectAt: 50)])
+            try await store.deviceRisk.setRiskRules(appID: app.id, scope: 0, rules: rules, at: now, audit: audit)
+            try await store.deviceRisk.setRiskRules(appID: app.id, scope: 3301, rules: RiskRules(rejectAt: 50), at: now, audit: audit)
+            #expect(try await store.deviceRisk.riskRules(appID: app.id) == [0: rules, 3301: RiskRules(rejectAt: 50)])
             var updated = app
             updated.settings = AppSettings(ztokenTTLSeconds: 60, retentionDays: 7)
-            try await store.updateSettings(of: app, to: updated, audit: audit)
-            #expect(try await store.app(withKey: app.appKey)?.settings == updated.settings)
+            try await store.deviceRisk.updateSettings(of: app, to: updated, audit: audit)
+            #expect(try await store.apps.app(withKey: app.appKey)?.settings == updated.settings)
             // add, remove, two rule changes, settings: five audited changes after the app's creation and
             // its event's registration (`seed`).
-            #expect(try await store.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 50).count == 7)
+            #expect(try await store.admin.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 50).count == 7)
         }
     }
 
@@ -335,27 +340,31 @@ import Testing
             let (app, _) = try await seed(store)
             for second in 0..<5 {
                 let queryKeys = try keys(app, nil, account: second.isMultiple(of: 2) ? "even" : "odd", at: now.addingTimeInterval(Double(second)))
-                _ = try await store.recordRiskDecision(queryKeys)
+                _ = try await store.deviceRisk.recordRiskDecision(queryKeys)
             }
-            let first = try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 2).map(\.record)
-            #expect(try await store.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 1).first?.appKey == app.appKey)
+            let first = try await store.deviceRisk.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 2).map(\.record)
+            #expect(try await store.deviceRisk.decisions(matching: DecisionFilter(appID: app.id), after: nil, limit: 1).first?.appKey == app.appKey)
             let last = first.last!
-            let rest = try await store.decisions(
+            let rest = try await store.deviceRisk.decisions(
                 matching: DecisionFilter(appID: app.id),
                 after: DecisionCursor(decidedAt: last.decidedAt, id: last.id),
                 limit: 10
             ).map(\.record)
             let times = (first + rest).map(\.decidedAt)
             #expect(times.count == 5 && times == times.sorted(by: >))
-            let even = try await store.decisions(matching: DecisionFilter(accountID: try AccountID(validating: "even")), after: nil, limit: 10)
+            let even = try await store.deviceRisk.decisions(
+                matching: DecisionFilter(accountID: try AccountID(validating: "even")),
+                after: nil,
+                limit: 10
+            )
             #expect(even.count == 3)
-            let window = try await store.decisions(
+            let window = try await store.deviceRisk.decisions(
                 matching: DecisionFilter(appID: app.id, from: now.addingTimeInterval(1), to: now.addingTimeInterval(3)),
                 after: nil,
                 limit: 10
             )
             #expect(window.count == 2)
-            #expect(try await store.decisions(matching: DecisionFilter(decision: .pass), after: nil, limit: 10).isEmpty)
+            #expect(try await store.deviceRisk.decisions(matching: DecisionFilter(decision: .pass), after: nil, limit: 10).isEmpty)
         }
     }
 
@@ -365,12 +374,12 @@ import Testing
             let (app, device) = try await seed(store)
             _ = try await consume(store, app: app, device: device, at: now.addingTimeInterval(-31 * 86_400))
             let recent = try mint(app: app, device: device)
-            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)))
+            #expect(try await store.deviceRisk.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)))
             let oldKeys = try keys(app, nil, at: now.addingTimeInterval(-40 * 86_400))
-            _ = try await store.recordRiskDecision(oldKeys)
+            _ = try await store.deviceRisk.recordRiskDecision(oldKeys)
             // A refused token's decision is written behind its answer.
-            await store.catchUpWritesBehind()
-            var report = try await store.purgeExpired(at: now)
+            await store.deviceRisk.catchUpWritesBehind()
+            var report = try await store.retention.purgeExpired(at: now)
             // The old consumption's velocity pairs go too (last seen over 25 hours ago).
             #expect(report?.velocityEdges == 3)
             report?.velocityEdges = 0
@@ -378,9 +387,9 @@ import Testing
             // On PostgreSQL the expired nonce went into its six-hour range, which is dropped once it ends.
             #expect(report == PurgeReport(ztokens: 1, decisions: 2, nonces: kind == .sqlite ? 1 : 0, attestations: 0, captchas: 0))
             let recentKeys = try keys(app, recent)
-            #expect(try await store.recordRiskDecision(recentKeys).record.tokenState == .fresh)
-            if kind == .postgres { _ = try await store.purgeExpired(at: now.addingTimeInterval(6 * 3_600)) }
-            #expect(try await store.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)), "gone")
+            #expect(try await store.deviceRisk.recordRiskDecision(recentKeys).record.tokenState == .fresh)
+            if kind == .postgres { _ = try await store.retention.purgeExpired(at: now.addingTimeInterval(6 * 3_600)) }
+            #expect(try await store.deviceRisk.useNonce(appID: app.id, nonce: "nonce-expired-0001", expiresAt: now.addingTimeInterval(-1)), "gone")
         }
     }
 
@@ -394,24 +403,24 @@ import Testing
             var brief = try AppDraft(name: "Brief", platforms: ["ios"]).makeApp(at: now, using: &generator)
             brief.settings = AppSettings(ztokenTTLSeconds: 300, retentionDays: 7)
             let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: brief.id, before: nil, after: nil)
-            try await store.createApp(brief, secrets: [], audit: audit)
-            #expect((try await store.keepPartitions(at: now)?.created ?? 0) > 0)
+            try await store.apps.createApp(brief, secrets: [], audit: audit)
+            #expect((try await store.retention.keepPartitions(at: now)?.created ?? 0) > 0)
             for owner in [app, brief] {
                 for second in 0..<3 {
                     let queryKeys = try keys(owner, nil, at: now.addingTimeInterval(Double(second)))
-                    _ = try await store.recordRiskDecision(queryKeys)
+                    _ = try await store.deviceRisk.recordRiskDecision(queryKeys)
                 }
             }
-            await store.catchUpWritesBehind()
+            await store.deviceRisk.catchUpWritesBehind()
             let day = PartitionedTable.decisions.rangeName(start: PartitionedTable.floor(PartitionedTable.seconds(now), to: 86_400))
             func dayExists() async throws -> Bool {
                 try await !store.database.query("SELECT 1 AS present FROM pg_class WHERE relname = \(.text(day))").isEmpty
             }
             #expect(try await store.database.query("SELECT decision_id FROM risk_decisions_default").isEmpty, "each in its day")
-            let week = try await store.purgeExpired(at: now.addingTimeInterval(8 * 86_400))
+            let week = try await store.retention.purgeExpired(at: now.addingTimeInterval(8 * 86_400))
             let keptAWeek = try await dayExists()
             #expect(week?.decisions == 3 && keptAWeek, "the brief app's by rows, the day kept for the other")
-            let month = try await store.purgeExpired(at: now.addingTimeInterval(31 * 86_400))
+            let month = try await store.retention.purgeExpired(at: now.addingTimeInterval(31 * 86_400))
             let keptAMonth = try await dayExists()
             #expect(month?.decisions == 0 && !keptAMonth, "the day dropped whole")
             #expect(try await store.database.query("SELECT decision_id FROM risk_decisions").isEmpty)
@@ -434,7 +443,7 @@ import Testing
             )
             let misses = try await withThrowingTaskGroup(of: Int.self) { group in
                 group.addTask {
-                    _ = try await store.keepPartitions(at: now)
+                    _ = try await store.retention.keepPartitions(at: now)
                     return 0
                 }
                 for reader in 0..<8 {
@@ -462,11 +471,11 @@ import Testing
         try await withMigratedStore(.postgres) { (first, database) async throws in
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { (second) async throws in
                 // While one instance holds the purge lock, another skips its round.
-                let skipped = try await first.database.ifUnlocked(SQLStore.purgeLockKey) { _ in
-                    try await second.purgeExpired(at: now)
+                let skipped = try await first.database.ifUnlocked(SQLRetention.purgeLockKey) { _ in
+                    try await second.retention.purgeExpired(at: now)
                 }
                 #expect(skipped == .some(nil))
-                var report = try await second.purgeExpired(at: now)
+                var report = try await second.retention.purgeExpired(at: now)
                 #expect(report?.partitions.created ?? 0 > 0, "the ranges around the test's clock")
                 report?.partitions = PartitionReport()
                 #expect(report == PurgeReport())

@@ -36,12 +36,12 @@ import Testing
                 }
                 guard kind == .postgres else { return }
                 // New ranges come after the old rows' range, and the old rows' range goes whole once past.
-                #expect((try await store.keepPartitions(at: now)?.created ?? 0) > 0)
+                #expect((try await store.retention.keepPartitions(at: now)?.created ?? 0) > 0)
                 let oldRanges = try await database.query(
                     "SELECT relname FROM pg_class WHERE relname LIKE '%\\_before\\_%' AND relkind = 'r'"
                 )
                 #expect(oldRanges.count == PartitionedTable.all.count)
-                let purged = try await store.purgeExpired(at: now.addingTimeInterval(86_400 * 40))
+                let purged = try await store.retention.purgeExpired(at: now.addingTimeInterval(86_400 * 40))
                 #expect((purged?.partitions.dropped ?? 0) >= PartitionedTable.all.count)
                 #expect(try await database.query("SELECT relname FROM pg_class WHERE relname LIKE '%\\_before\\_%'").isEmpty)
                 #expect(try await Self.count("apps", in: database) == 1)

@@ -21,26 +21,26 @@ import Testing
         let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
         try await withMigratedStore(kind) { (here, database) async throws in
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { elsewhere in
-                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey) == nil, "an app not there yet is not remembered as missing")
-                try await here.createApp(app, secrets: secrets, audit: audit)
+                #expect(try await elsewhere.apps.appWithSecrets(withKey: app.appKey) == nil, "an app not there yet is not remembered as missing")
+                try await here.apps.createApp(app, secrets: secrets, audit: audit)
                 // The copy is stamped when its read starts, never before this.
                 let copiedAt = ContinuousClock.now
-                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey)?.app.status == .active)
-                #expect(try await here.appWithSecrets(withKey: app.appKey)?.secrets.count == secrets.count)
+                #expect(try await elsewhere.apps.appWithSecrets(withKey: app.appKey)?.app.status == .active)
+                #expect(try await here.apps.appWithSecrets(withKey: app.appKey)?.secrets.count == secrets.count)
 
                 var disabled = app
                 disabled.status = .disabled
-                try await here.changeStatus(of: app, from: .active, to: disabled, audit: audit)
-                #expect(try await here.appWithSecrets(withKey: app.appKey)?.app.status == .disabled)
+                try await here.apps.changeStatus(of: app, from: .active, to: disabled, audit: audit)
+                #expect(try await here.apps.appWithSecrets(withKey: app.appKey)?.app.status == .disabled)
                 // Judged only if the copy was surely alive when this read began (it began before the read
                 // returned): on a machine busy with every other suite, the writes above may themselves
                 // take longer than the copy's lifetime.
-                let copy = try await elsewhere.appWithSecrets(withKey: app.appKey)?.app.status
+                let copy = try await elsewhere.apps.appWithSecrets(withKey: app.appKey)?.app.status
                 if ContinuousClock.now - copiedAt < SQLStore.cacheLifetime {
                     #expect(copy == .active, "still its copy")
                 }
                 try await Task.sleep(for: SQLStore.cacheLifetime + .milliseconds(200))
-                #expect(try await elsewhere.appWithSecrets(withKey: app.appKey)?.app.status == .disabled)
+                #expect(try await elsewhere.apps.appWithSecrets(withKey: app.appKey)?.app.status == .disabled)
             }
         }
     }

@@ -28,7 +28,7 @@ import Testing
     }
 
     func auditCount(_ store: SQLStore) async throws -> Int {
-        try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 1000).count
+        try await store.admin.auditRecords(matching: AuditFilter(), before: nil, limit: 1000).count
     }
 
     @Test(arguments: TestStoreKind.available)
@@ -68,14 +68,14 @@ import Testing
     func appsRoundTripWithTheirSecretsAndAudit(kind: TestStoreKind) async throws {
         let (app, secrets, audit) = try newApp()
         try await withMigratedStore(kind) { (store, _) async throws in
-            try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
-            #expect(try await store.app(withKey: app.appKey) == app)
-            let stored = try await store.secrets(of: app.id)
+            try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+            #expect(try await store.apps.app(withKey: app.appKey) == app)
+            let stored = try await store.apps.secrets(of: app.id)
             #expect(Set(stored.map(\.kind)) == [.sdk, .server])
             for secret in stored {
                 #expect(try secret.open(with: box) == secrets[secret.kind]!.plaintext)
             }
-            let records = try await store.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 10)
+            let records = try await store.admin.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 10)
             #expect(records.map(\.entry) == [audit])
         }
     }
@@ -84,7 +84,7 @@ import Testing
     func aTakenAppKeyWritesNothing(kind: TestStoreKind) async throws {
         let (app, secrets, audit) = try newApp()
         try await withMigratedStore(kind) { (store, _) async throws in
-            try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+            try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             let clash = App(
                 id: .random(),
                 appKey: app.appKey,
@@ -95,10 +95,10 @@ import Testing
                 updatedAt: now
             )
             await #expect(throws: StoreError.self) {
-                try await store.createApp(clash, secrets: [], audit: audit)
+                try await store.apps.createApp(clash, secrets: [], audit: audit)
             }
             #expect(try await auditCount(store) == 1)
-            #expect(try await store.app(withKey: app.appKey)?.name == "Shop")
+            #expect(try await store.apps.app(withKey: app.appKey)?.name == "Shop")
         }
     }
 
@@ -106,7 +106,7 @@ import Testing
     func aDuplicateEventIsAConflictAndWritesNoAudit(kind: TestStoreKind) async throws {
         let (app, secrets, audit) = try newApp()
         try await withMigratedStore(kind) { (store, _) async throws in
-            try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+            try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             let event = try RegisteredEvent.draft(app: app, eventID: 3301, name: "login", at: now)
             let eventAudit = origin.entry(
                 at: now,
@@ -117,14 +117,14 @@ import Testing
                 before: nil,
                 after: event.auditSnapshot
             )
-            try await store.registerEvent(event, audit: eventAudit)
+            try await store.apps.registerEvent(event, audit: eventAudit)
             do {
-                try await store.registerEvent(event, audit: eventAudit)
+                try await store.apps.registerEvent(event, audit: eventAudit)
                 Issue.record("a duplicate event was accepted")
             } catch let error as StoreError {
                 guard case .conflict = error else { throw error }
             }
-            #expect(try await store.events(of: app.id) == [event])
+            #expect(try await store.apps.events(of: app.id) == [event])
             #expect(try await auditCount(store) == 2)
         }
     }
@@ -133,25 +133,25 @@ import Testing
     func rotationStoresTheNewVersionAndRetiresTheOld(kind: TestStoreKind) async throws {
         let (app, secrets, audit) = try newApp()
         try await withMigratedStore(kind) { (store, _) async throws in
-            try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+            try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             var generator = SystemRandomNumberGenerator()
             let rotation = try SecretRotation.plan(
                 app: app,
                 kind: .sdk,
-                existing: try await store.secrets(of: app.id),
+                existing: try await store.apps.secrets(of: app.id),
                 overlapSeconds: 60,
                 at: now,
                 box: box,
                 using: &generator
             )
-            try await store.rotateSecret(rotation.issued.stored, retirements: rotation.retirements, audit: audit)
-            let sdk = try await store.secrets(of: app.id).filter { $0.kind == .sdk }
+            try await store.apps.rotateSecret(rotation.issued.stored, retirements: rotation.retirements, audit: audit)
+            let sdk = try await store.apps.secrets(of: app.id).filter { $0.kind == .sdk }
             #expect(sdk.map(\.version) == [1, 2])
             #expect(sdk[0].retiresAt == now.addingTimeInterval(60))
             #expect(sdk[1].retiresAt == nil)
             // A concurrent rotation that drew the same version number loses, writing nothing.
             await #expect(throws: StoreError.self) {
-                try await store.rotateSecret(rotation.issued.stored, retirements: [:], audit: audit)
+                try await store.apps.rotateSecret(rotation.issued.stored, retirements: [:], audit: audit)
             }
             #expect(try await auditCount(store) == 2)
         }
@@ -161,13 +161,13 @@ import Testing
     func statusChangesAreConditional(kind: TestStoreKind) async throws {
         let (app, secrets, audit) = try newApp()
         try await withMigratedStore(kind) { (store, _) async throws in
-            try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+            try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             var disabled = app
             disabled.status = .disabled
-            try await store.changeStatus(of: app, from: .active, to: disabled, audit: audit)
-            #expect(try await store.app(withKey: app.appKey)?.status == .disabled)
+            try await store.apps.changeStatus(of: app, from: .active, to: disabled, audit: audit)
+            #expect(try await store.apps.app(withKey: app.appKey)?.status == .disabled)
             await #expect(throws: StoreError.conflict("app \(app.appKey) changed concurrently")) {
-                try await store.changeStatus(of: app, from: .active, to: disabled, audit: audit)
+                try await store.apps.changeStatus(of: app, from: .active, to: disabled, audit: audit)
             }
             #expect(try await auditCount(store) == 2)
         }
@@ -179,12 +179,12 @@ import Testing
             var keys: [AppKey] = []
             for index in 0..<5 {
                 let (app, secrets, audit) = try newApp(named: "App \(index)")
-                try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+                try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
                 keys.append(app.appKey)
             }
             keys.sort()
-            let first = try await store.listApps(after: nil, limit: 3)
-            let rest = try await store.listApps(after: first.last?.appKey, limit: 3)
+            let first = try await store.apps.listApps(after: nil, limit: 3)
+            let rest = try await store.apps.listApps(after: first.last?.appKey, limit: 3)
             #expect((first + rest).map(\.appKey) == keys)
         }
     }
@@ -203,14 +203,14 @@ import Testing
                 before: nil,
                 after: nil
             )
-            #expect(try await store.hasAdminTokens() == false)
-            try await store.createAdminToken(token, audit: audit)
-            #expect(try await store.adminToken(withHash: AdminToken.hash(of: plaintext)) == token)
-            await #expect(throws: StoreError.self) { try await store.createAdminToken(token, audit: audit) }
-            try await store.revokeAdminToken(named: "ops", at: now, audit: audit)
-            #expect(try await store.adminToken(withHash: token.hash)?.revokedAt == now)
+            #expect(try await store.admin.hasAdminTokens() == false)
+            try await store.admin.createAdminToken(token, audit: audit)
+            #expect(try await store.admin.adminToken(withHash: AdminToken.hash(of: plaintext)) == token)
+            await #expect(throws: StoreError.self) { try await store.admin.createAdminToken(token, audit: audit) }
+            try await store.admin.revokeAdminToken(named: "ops", at: now, audit: audit)
+            #expect(try await store.admin.adminToken(withHash: token.hash)?.revokedAt == now)
             await #expect(throws: StoreError.notFound("no live admin token named 'ops'")) {
-                try await store.revokeAdminToken(named: "ops", at: now, audit: audit)
+                try await store.admin.revokeAdminToken(named: "ops", at: now, audit: audit)
             }
             #expect(try await auditCount(store) == 2)
         }
@@ -220,11 +220,11 @@ import Testing
     func theAuditLogRefusesUpdatesAndDeletes(kind: TestStoreKind) async throws {
         let (app, secrets, audit) = try newApp()
         try await withMigratedStore(kind) { (store, _) async throws in
-            try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+            try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             for statement in ["UPDATE audit_log SET actor = 'cli:mallory'", "DELETE FROM audit_log"] {
                 await #expect(throws: StoreError.self) { try await store.execute(statement) }
             }
-            let records = try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 10)
+            let records = try await store.admin.auditRecords(matching: AuditFilter(), before: nil, limit: 10)
             #expect(records.map(\.entry.actor.name) == ["test"])
         }
     }
@@ -234,10 +234,10 @@ import Testing
         try await withMigratedStore(kind) { (store, _) async throws in
             for index in 0..<5 {
                 let (app, secrets, audit) = try newApp(named: "App \(index)")
-                try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+                try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
             }
-            let page = try await store.auditRecords(matching: AuditFilter(), before: nil, limit: 3)
-            let next = try await store.auditRecords(matching: AuditFilter(), before: page.last?.sequence, limit: 3)
+            let page = try await store.admin.auditRecords(matching: AuditFilter(), before: nil, limit: 3)
+            let next = try await store.admin.auditRecords(matching: AuditFilter(), before: page.last?.sequence, limit: 3)
             let sequences = (page + next).map(\.sequence)
             #expect(sequences == sequences.sorted(by: >))
             #expect(Set(sequences).count == 5)
@@ -261,11 +261,11 @@ import Testing
                     before: nil,
                     after: made.after
                 )
-                try await store.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
+                try await store.apps.createApp(app, secrets: secrets.values.map(\.stored), audit: audit)
                 apps.append(app)
             }
             func names(_ filter: AuditFilter) async throws -> [String] {
-                try await store.auditRecords(matching: filter, before: nil, limit: 10).map(\.entry.targetID)
+                try await store.admin.auditRecords(matching: filter, before: nil, limit: 10).map(\.entry.targetID)
             }
             let keys = apps.map(\.appKey.rawValue)
             #expect(try await names(AuditFilter()) == keys.reversed())

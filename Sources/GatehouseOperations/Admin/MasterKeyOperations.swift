@@ -18,7 +18,7 @@ public struct MasterKeyOperations: Sendable {
     public func rotate(from current: SecretBox, to next: SecretBox, origin: ChangeOrigin) async throws -> Int {
         try current.verifyKeyCheck(try await store.masterKeyCheck(orInsert: current.makeKeyCheck()))
         let rotation = try MasterKeyRotation(current: current, next: next)
-        let values = try await store.sealedValues()
+        let values = try await store.admin.sealedValues()
         var replacements: [(old: SealedValue, new: SealedValue)] = []
         for value in values { replacements.append((value, try rotation.reseal(value))) }
         let audit = origin.entry(
@@ -30,7 +30,7 @@ public struct MasterKeyOperations: Sendable {
             before: nil,
             after: ["resealed": .int(values.count)]
         )
-        try await store.replaceSealedValues(replacements, keyCheck: next.makeKeyCheck(), audit: audit)
+        try await store.admin.replaceSealedValues(replacements, keyCheck: next.makeKeyCheck(), audit: audit)
         return values.count
     }
 }

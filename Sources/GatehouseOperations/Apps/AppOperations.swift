@@ -8,12 +8,14 @@ import GatehouseStore
 /// The operator's app-and-key changes, shared by the admin API and the CLI: Core decides, the store
 /// persists the change with its audit entry in one transaction.
 public struct AppOperations: Sendable {
-    let store: any AppStore & AuditLog
+    let store: any AppStore
+    let auditLog: any AuditLog
     let box: SecretBox
     let clock: any GatehouseClock
 
-    public init(store: any AppStore & AuditLog, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any AppStore, auditLog: any AuditLog, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
+        self.auditLog = auditLog
         self.box = box
         self.clock = clock
     }
@@ -213,7 +215,7 @@ public struct AppOperations: Sendable {
         }
         filter.from = query.from
         filter.to = query.to
-        let records = try await store.auditRecords(matching: filter, before: query.before, limit: pageSize.value + 1)
+        let records = try await auditLog.auditRecords(matching: filter, before: query.before, limit: pageSize.value + 1)
         let page = Array(records.prefix(pageSize.value))
         return (page, records.count > pageSize.value ? page.last?.sequence : nil)
     }
@@ -223,5 +225,12 @@ public struct AppOperations: Sendable {
         let found = try await store.appWithSecrets(withKey: appKey)
         return BackendCredentials.admit(app: found?.app, secrets: found?.secrets ?? [], presentedSecret: secret, at: clock.now(), box: box)
             .map { (found!.app, $0) }
+    }
+}
+
+extension AppOperations {
+    /// Over the whole store: apps from their own store, the audit log from the operators'.
+    public init(store: SQLStore, box: SecretBox, clock: any GatehouseClock) {
+        self.init(store: store.apps, auditLog: store.admin, box: box, clock: clock)
     }
 }

@@ -48,7 +48,7 @@ public struct AttestationSDKOperations: Sendable {
                 key: access.powKey(app),
                 using: &generator
             ) : nil
-        access.store.countActivity([ActivityKey(appID: app.id, at: now, metric: .attestIssued, label: attester.kind.rawValue)])
+        access.devices.countActivity([ActivityKey(appID: app.id, at: now, metric: .attestIssued, label: attester.kind.rawValue)])
         return IssuedChallenge(
             attester: attester,
             challenge: challenge,
@@ -104,7 +104,7 @@ public struct AttestationSDKOperations: Sendable {
             signer: try await access.signer(for: attester, app: app),
             using: &generator
         )
-        access.store.countActivity([ActivityKey(appID: app.id, at: now, metric: .attestSolved, label: attester.kind.rawValue)])
+        access.devices.countActivity([ActivityKey(appID: app.id, at: now, metric: .attestSolved, label: attester.kind.rawValue)])
         return (issued.token, issued.claims, attester)
     }
 
@@ -143,7 +143,7 @@ public struct AttestationSDKOperations: Sendable {
         guard let hash = CaptchaPass.storedHash(of: token) else {
             throw DomainError(.invalidCaptchaPass, "captchaPassToken is not a pass token.", field: "captchaPassToken")
         }
-        switch try await access.store.redeemCaptchaPass(appID: app.id, tokenHash: hash, as: .attester(attester.attestID), at: now) {
+        switch try await access.captcha.redeemCaptchaPass(appID: app.id, tokenHash: hash, as: .attester(attester.attestID), at: now) {
         case .unknown:
             throw DomainError(.invalidCaptchaPass, "No captcha pass has this token.", field: "captchaPassToken")
         case .spent:

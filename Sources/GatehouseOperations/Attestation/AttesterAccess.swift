@@ -7,20 +7,26 @@ import GatehouseStore
 /// sealing box, the signing keys and the clock, and how an attester, its signer and an app's ALTCHA
 /// key are found.
 public struct AttesterAccess: Sendable {
-    let store: any AttestationStore & DeviceRiskStore & CaptchaStore & AttestedKeyStore
+    let store: any AttestationStore & AttestedKeyStore
+    let devices: any DeviceRiskStore
+    let captcha: any CaptchaStore
     let apps: AppOperations
     let box: SecretBox
     public let keys: SigningKeyRing
     let clock: any GatehouseClock
 
     public init(
-        store: any AttestationStore & DeviceRiskStore & CaptchaStore & AttestedKeyStore,
+        store: any AttestationStore & AttestedKeyStore,
+        devices: any DeviceRiskStore,
+        captcha: any CaptchaStore,
         apps: AppOperations,
         box: SecretBox,
         keys: SigningKeyRing,
         clock: any GatehouseClock
     ) {
         self.store = store
+        self.devices = devices
+        self.captcha = captcha
         self.apps = apps
         self.box = box
         self.keys = keys
@@ -34,7 +40,7 @@ public struct AttesterAccess: Sendable {
             throw DomainError(.attesterDisabled, "Attester \(stored.attester.attestID) is disabled.", field: "attestId")
         }
         let device = try DeviceID(validating: deviceID)
-        guard try await store.device(appID: app.id, id: device) != nil else {
+        guard try await devices.device(appID: app.id, id: device) != nil else {
             throw DomainError(.invalidDeviceID, "This device has not been started; call device start first.", field: "deviceId")
         }
         return (stored.attester, device)
@@ -78,5 +84,12 @@ public struct AttesterAccess: Sendable {
 
     static func secretContext(_ attester: Attester) -> String {
         SealedValue.attesterSecretContext(appID: attester.appID, attestID: attester.attestID.rawValue)
+    }
+}
+
+extension AttesterAccess {
+    /// Over the whole store: each capability's part from its own store.
+    public init(store: SQLStore, apps: AppOperations, box: SecretBox, keys: SigningKeyRing, clock: any GatehouseClock) {
+        self.init(store: store.attestation, devices: store.deviceRisk, captcha: store.captcha, apps: apps, box: box, keys: keys, clock: clock)
     }
 }

@@ -8,13 +8,15 @@ import GatehouseStore
 /// The slider captcha: puzzles for the page, judged answers, and pass tokens redeemed by siteverify
 /// (or by an attester, or a secondary verification).
 public struct CaptchaOperations: Sendable {
-    let store: any CaptchaStore & AttestationStore
+    let store: any CaptchaStore
+    let attesters: any AttestationStore
     let apps: AppOperations
     let clock: any GatehouseClock
     let limits: RateLimits
 
-    public init(store: any CaptchaStore & AttestationStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
+    public init(store: any CaptchaStore, attesters: any AttestationStore, apps: AppOperations, clock: any GatehouseClock, limits: RateLimits) {
         self.store = store
+        self.attesters = attesters
         self.apps = apps
         self.clock = clock
         self.limits = limits
@@ -31,7 +33,7 @@ public struct CaptchaOperations: Sendable {
         let app = try await apps.app(appKey)
         try app.requireActive()
         if let attestID = request.attestID {
-            guard let stored = try await store.attester(appID: app.id, attestID: attestID) else {
+            guard let stored = try await attesters.attester(appID: app.id, attestID: attestID) else {
                 throw DomainError(.attesterNotFound, "App \(app.appKey) has no attester \(attestID).", field: "attestId")
             }
             guard stored.attester.status == .active else {

@@ -7,11 +7,11 @@ import GatehouseStore
 
 /// The operator's side of device risk: settings, rules, lists, devices and the decision log.
 public struct RiskAdminOperations: Sendable {
-    let store: any DeviceRiskStore & AppStore
+    let store: any DeviceRiskStore
     let apps: AppOperations
     let clock: any GatehouseClock
 
-    public init(store: any DeviceRiskStore & AppStore, apps: AppOperations, clock: any GatehouseClock) {
+    public init(store: any DeviceRiskStore, apps: AppOperations, clock: any GatehouseClock) {
         self.store = store
         self.apps = apps
         self.clock = clock
@@ -47,7 +47,7 @@ public struct RiskAdminOperations: Sendable {
         let app = try await apps.app(appKey)
         let stored = try await store.riskRules(appID: app.id)
         var events: [(event: RegisteredEvent, rules: RiskRules?, effective: EffectiveRiskRules)] = []
-        for event in try await store.events(of: app.id) {
+        for event in try await apps.store.events(of: app.id) {
             let own = stored[event.eventID.rawValue]
             events.append((event, own, RiskRules.effective(app: stored[0], event: own)))
         }
@@ -58,7 +58,7 @@ public struct RiskAdminOperations: Sendable {
     public func setRules(_ appKey: AppKey, eventID: Int?, rules: RiskRules, origin: ChangeOrigin) async throws -> RulesView {
         let app = try await apps.app(appKey)
         let validated = try rules.validated()
-        let events = try await store.events(of: app.id)
+        let events = try await apps.store.events(of: app.id)
         var scope = 0
         if let eventID {
             let event = try EventID(validating: eventID)

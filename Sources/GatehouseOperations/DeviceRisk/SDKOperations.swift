@@ -5,13 +5,15 @@ import GatehouseStore
 
 /// What the mobile SDK calls: signed-request checks, device start, ztoken issuance (native and H5).
 public struct SDKOperations: Sendable {
-    let store: any DeviceRiskStore & AppStore
+    let store: any DeviceRiskStore
+    let apps: any AppStore
     let box: SecretBox
     let keys: ServerKeys
     let clock: any GatehouseClock
 
-    public init(store: any DeviceRiskStore & AppStore, box: SecretBox, clock: any GatehouseClock) {
+    public init(store: any DeviceRiskStore, apps: any AppStore, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
+        self.apps = apps
         self.box = box
         self.keys = ServerKeys(box: box)
         self.clock = clock
@@ -46,7 +48,7 @@ public struct SDKOperations: Sendable {
             nonce: request.nonce,
             signature: request.signature
         ).get()
-        guard let (app, secrets) = try await store.appWithSecrets(withKey: signed.appKey) else { throw SDKRefusal.appKeyUnknown }
+        guard let (app, secrets) = try await apps.appWithSecrets(withKey: signed.appKey) else { throw SDKRefusal.appKeyUnknown }
         let now = clock.now()
         try signed.verify(
             method: request.method,

@@ -7,7 +7,8 @@ import GatehouseStore
 /// one upstream call per key at a time), OSS strings signed in self-signed mode, presigned URLs.
 /// Each answers only within the role's session policy for the caller.
 public struct STSOperations: Sendable {
-    let store: any STSRoleStore & DeviceRiskStore
+    let store: any STSRoleStore
+    let activity: any ActivityCounting
     let apps: AppOperations
     let roles: STSRoleOperations
     let attesters: AttesterOperations
@@ -19,7 +20,8 @@ public struct STSOperations: Sendable {
     let onUpstreamCall: @Sendable (STSProvider) -> Void
 
     public init(
-        store: any STSRoleStore & DeviceRiskStore,
+        store: any STSRoleStore,
+        activity: any ActivityCounting,
         apps: AppOperations,
         attesters: AttesterOperations,
         attestation: AttestationGateOperations,
@@ -29,6 +31,7 @@ public struct STSOperations: Sendable {
         onUpstreamCall: @escaping @Sendable (STSProvider) -> Void = { _ in }
     ) {
         self.store = store
+        self.activity = activity
         self.apps = apps
         self.roles = STSRoleOperations(store: store, apps: apps, box: box, clock: clock, allowInternalEndpoints: sts.allowInternalEndpoints)
         self.attesters = attesters
@@ -107,7 +110,7 @@ public struct STSOperations: Sendable {
         let caller = try await caller(appKey: appKey, roleID: roleID, accountID: accountID, header: header)
         let credentials = try await credentials(for: caller, neededUntil: nil)
         let role = caller.role.role
-        store.countActivity([ActivityKey(appID: role.appID, at: clock.now(), metric: .stsVended, label: role.provider.rawValue)])
+        activity.countActivity([ActivityKey(appID: role.appID, at: clock.now(), metric: .stsVended, label: role.provider.rawValue)])
         return credentials
     }
 

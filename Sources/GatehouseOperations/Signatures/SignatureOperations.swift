@@ -8,12 +8,22 @@ import GatehouseStore
 /// Request signatures for the app's backend: is this request's wtoken (and whash) good, and should
 /// the request pass, be challenged with the captcha, or be refused.
 public struct SignatureOperations: Sendable {
-    let store: any SignatureStore & DeviceRiskStore & CaptchaStore
+    let store: any SignatureStore
+    let devices: any DeviceRiskStore
+    let captcha: any CaptchaStore
     let keys: ServerKeys
     let clock: any GatehouseClock
 
-    public init(store: any SignatureStore & DeviceRiskStore & CaptchaStore, box: SecretBox, clock: any GatehouseClock) {
+    public init(
+        store: any SignatureStore,
+        devices: any DeviceRiskStore,
+        captcha: any CaptchaStore,
+        box: SecretBox,
+        clock: any GatehouseClock
+    ) {
         self.store = store
+        self.devices = devices
+        self.captcha = captcha
         self.keys = ServerKeys(box: box)
         self.clock = clock
     }
@@ -57,7 +67,7 @@ public struct SignatureOperations: Sendable {
         }
         var challengeListed = false
         if failure == nil, let signature {
-            challengeListed = try await store.listEntries(appID: app.id).contains {
+            challengeListed = try await devices.listEntries(appID: app.id).contains {
                 $0.kind == .challenge && $0.matches(device: signature.deviceID, account: subject.account, address: subject.address)
             }
         }
@@ -101,7 +111,7 @@ public struct SignatureOperations: Sendable {
             failure = .staleTimestamp
         } else if !SignatureCheck.macMatches(signature, method: method, deviceKey: DeviceStart.deviceKey(for: state.device, keys: keys)) {
             failure = .badSignature
-        } else if try await !store.useNonce(
+        } else if try await !devices.useNonce(
             appID: app.id,
             nonce: "w:" + signature.nonce,
             expiresAt: signature.nonceKeptUntil
@@ -116,7 +126,7 @@ public struct SignatureOperations: Sendable {
     /// when the page knew the device.
     private func redeem(_ token: String, app: App, device: DeviceID?, at now: Date) async throws -> Bool {
         guard let hash = CaptchaPass.storedHash(of: token) else { return false }
-        guard case .valid(let pass) = try await store.redeemCaptchaPass(appID: app.id, tokenHash: hash, as: .secondaryVerification, at: now)
+        guard case .valid(let pass) = try await captcha.redeemCaptchaPass(appID: app.id, tokenHash: hash, as: .secondaryVerification, at: now)
         else { return false }
         if let solvedOn = pass.challenge.request.deviceID, solvedOn != device { return false }
         return true

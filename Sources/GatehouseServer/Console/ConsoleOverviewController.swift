@@ -89,7 +89,7 @@ struct ConsoleOverviewController {
                 rejected("client_address", filter: "address", title: "Addresses"), rejected("account_id", filter: "accountId", title: "Accounts"),
                 rejected("device_id", filter: "deviceId", title: "Devices"),
             ],
-            "sample": SQLStore.rejectedSample,
+            "sample": SQLConsoleStore.rejectedSample,
         ]
     }
 

@@ -12,7 +12,8 @@ import Prometheus
 /// Liveness, readiness (the database answers, in one read, and no migration is pending) and Prometheus metrics.
 struct HealthController {
     typealias Context = GatehouseRequestContext
-    let store: any StoreMaintenance & DeviceRiskStore
+    let store: any StoreMaintenance
+    let devices: any DeviceRiskStore
     let registry: PrometheusCollectorRegistry
 
     static var poolInUse: MetricNameDescriptor {
@@ -120,8 +121,8 @@ struct HealthController {
         let usage = store.poolUsage
         registry.makeGauge(descriptor: Self.poolInUse).set(Double(usage.inUse))
         registry.makeGauge(descriptor: Self.poolCapacity).set(Double(usage.capacity))
-        registry.makeGauge(descriptor: Self.ztokenLookups).set(Double(store.ztokenLookups))
-        let behind = store.decisionsBehind
+        registry.makeGauge(descriptor: Self.ztokenLookups).set(Double(devices.ztokenLookups))
+        let behind = devices.decisionsBehind
         registry.makeGauge(descriptor: Self.decisionsWrittenBehind).set(Double(behind.written))
         registry.makeGauge(descriptor: Self.decisionsLost).set(Double(behind.lost))
         registry.makeGauge(descriptor: Self.decisionsPending).set(Double(behind.pending))

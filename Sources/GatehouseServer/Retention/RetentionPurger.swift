@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// not purge): the six-hour ranges are made two ahead, so a purge interval past 12 hours would
 /// otherwise let rows outrun them into the default range.
 struct RetentionPurger: Service {
-    let store: any RetentionStore & StoreMaintenance
+    let store: any RetentionStore
     let clock: any GatehouseClock
     let interval: Duration
     let purges: Bool
@@ -21,7 +21,7 @@ struct RetentionPurger: Service {
     /// How often the ranges are kept ready at least (seconds).
     static let keeperInterval = 600
 
-    init(_ configuration: GatehouseConfiguration, store: any RetentionStore & StoreMaintenance, clock: any GatehouseClock, logger: Logger) {
+    init(_ configuration: GatehouseConfiguration, store: any RetentionStore, clock: any GatehouseClock, logger: Logger) {
         let purges = configuration.purgeIntervalSeconds > 0
         self.store = store
         self.clock = clock

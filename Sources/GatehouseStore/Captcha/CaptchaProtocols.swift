@@ -5,7 +5,7 @@ import Foundation
 import GatehouseCore
 
 /// What the slider captcha persists: challenges with their answers, and pass tokens (hashed).
-public protocol CaptchaStore: ActivityStore {
+public protocol CaptchaStore: ActivityCounting {
     func createCaptchaChallenge(_ challenge: CaptchaChallenge) async throws(StoreError)
     func captchaChallenge(appID: AppID, id: CaptchaID) async throws(StoreError) -> CaptchaChallenge?
     /// Counts one judged attempt, only while the challenge is still open with attempts left; a pass

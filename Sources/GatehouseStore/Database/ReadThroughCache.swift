@@ -3,7 +3,7 @@ import Synchronization
 /// This instance's copies of rows that nearly every request reads and operators rarely change (an app
 /// with its sealed secrets, its attesters, its risk rules and lists), so that a request spends its
 /// database round trips on the rows it writes. Every audited change made through this store empties
-/// them (`SQLStore.changing`); a change made through another instance or the command-line tool is
+/// every store's copies (`StoreChanges`); a change made through another instance or the command-line tool is
 /// seen once the copy is `lifetime` old. Expiry runs on the monotonic clock: it measures an age, not
 /// a time of day, so it is not the service's clock.
 ///
@@ -16,7 +16,7 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
         var entries: [Key: (value: Value, loadedAt: ContinuousClock.Instant)] = [:]
         /// The load running for a key, with the generation it began in.
         var loads: [Key: (task: Task<Value?, any Error>, generation: Int)] = [:]
-        /// Bumped by every emptying, so that a load that began before a change does not store what it read.
+        /// The count of changes these entries were read after.
         var generation = 0
     }
 
@@ -28,11 +28,15 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     private let state = Mutex(State())
     private let lifetime: Duration
     private let capacity: Int
+    /// Counted by every audited change of any store: a change empties every store's copies (an
+    /// attester's change is a risk policy's too), and a load that began before a change keeps nothing.
+    private let changes: StoreChanges
 
     /// - Parameter capacity: entries kept at most; past it the cache starts over (it holds apps, which
     ///   are few, so this only bounds memory against a flood of distinct keys).
-    init(lifetime: Duration, capacity: Int = 10_000) {
+    init(lifetime: Duration, changes: StoreChanges = StoreChanges(), capacity: Int = 10_000) {
         self.lifetime = lifetime
+        self.changes = changes
         self.capacity = capacity
     }
 
@@ -45,6 +49,12 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     ) async throws(StoreError) -> Value? {
         let now = ContinuousClock.now
         let lookup: Lookup = state.withLock { state in
+            let changed = changes.count
+            if state.generation != changed {
+                state.entries.removeAll()
+                state.loads.removeAll()
+                state.generation = changed
+            }
             if let entry = state.entries[key], now - entry.loadedAt < lifetime { return .fresh(entry.value) }
             if let load = state.loads[key], load.generation == state.generation { return .loading(load.task) }
             let generation = state.generation
@@ -77,7 +87,7 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
 
     private func keep(_ loaded: Value?, for key: Key, loadedAt: ContinuousClock.Instant, generation: Int) {
         state.withLock { state in
-            guard state.generation == generation else { return }
+            guard state.generation == generation, changes.count == generation else { return }
             state.loads[key] = nil
             guard let loaded else { return }
             if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
@@ -91,11 +101,6 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
         }
     }
 
-    func empty() {
-        state.withLock { state in
-            state.entries.removeAll()
-            state.loads.removeAll()
-            state.generation += 1
-        }
-    }
+    /// Forgets every copy of every cache that shares this one's changes.
+    func empty() { changes.record() }
 }

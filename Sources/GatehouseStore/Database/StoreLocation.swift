@@ -110,12 +110,12 @@ public struct StoreService: Service {
             group.addTask { [store] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: Self.activityFlushInterval)
-                    try? await store.flushActivity()
+                    try? await store.console.flushActivity()
                 }
             }
             try? await gracefulShutdown()
-            await store.catchUpWritesBehind()
-            try? await store.flushActivity()
+            await store.deviceRisk.catchUpWritesBehind()
+            try? await store.console.flushActivity()
             group.cancelAll()
         }
         await sqlite?.close()

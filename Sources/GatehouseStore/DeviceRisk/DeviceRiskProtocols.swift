@@ -49,7 +49,7 @@ public struct DecisionCursor: Sendable, Equatable {
 }
 
 /// Devices, nonces, ztokens, risk decisions, rules and lists.
-public protocol DeviceRiskStore: ActivityStore {
+public protocol DeviceRiskStore: ActivityCounting {
     /// Inserts or refreshes a device; keeps its first-seen time. Returns the stored device.
     func upsertDevice(_ device: Device) async throws(StoreError) -> Device
     func device(appID: AppID, id: DeviceID) async throws(StoreError) -> Device?

@@ -22,7 +22,7 @@ struct AdminTokenCommand: AsyncParsableCommand {
         func run() async throws {
             let token = try await withOperatorStore(common) { store, _, origin in
                 let role = try AdminRole(validating: role)
-                return try await AdminTokenOperations(store: store, clock: SystemClock()).create(name: name, role: role, origin: origin)
+                return try await AdminTokenOperations(store: store.admin, clock: SystemClock()).create(name: name, role: role, origin: origin)
             }
             FileHandle.standardError.write(Data("admin token '\(name)' (\(role), shown once):\n".utf8))
             print(token)
@@ -35,7 +35,7 @@ struct AdminTokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             let tokens = try await withOperatorStore(common) { store, _, _ in
-                try await AdminTokenOperations(store: store, clock: SystemClock()).list()
+                try await AdminTokenOperations(store: store.admin, clock: SystemClock()).list()
             }
             for token in tokens {
                 let state = token.revokedAt.map { "revoked \(ISO8601DateFormatter().string(from: $0))" } ?? "live"
@@ -51,7 +51,7 @@ struct AdminTokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await withOperatorStore(common) { store, _, origin in
-                try await AdminTokenOperations(store: store, clock: SystemClock()).revoke(name: name, origin: origin)
+                try await AdminTokenOperations(store: store.admin, clock: SystemClock()).revoke(name: name, origin: origin)
             }
             print("revoked \(name)")
         }

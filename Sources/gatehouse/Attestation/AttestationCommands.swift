@@ -21,7 +21,7 @@ func withAttesterOperations<T: Sendable>(
                 store: store,
                 apps: AppOperations(store: store, box: box, clock: clock),
                 box: box,
-                keys: SigningKeyRing(store: store, box: box, clock: clock),
+                keys: SigningKeyRing(store: store.attestation, box: box, clock: clock),
                 clock: clock
             )
         )

@@ -16,7 +16,7 @@ func withRoleOperations<T: Sendable>(
         try await prepareStore(store, box: box, migrate: false, logger: .init(label: "gatehouse"))
         let clock = SystemClock()
         let operations = STSRoleOperations(
-            store: store,
+            store: store.sts,
             apps: AppOperations(store: store, box: box, clock: clock),
             box: box,
             clock: clock,

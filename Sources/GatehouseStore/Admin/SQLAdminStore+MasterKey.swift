@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore {
+extension SQLAdminStore {
     /// Every value sealed with the master key, with the row it belongs to.
     public func sealedValues() async throws(StoreError) -> [SealedValue] {
         try await Self.sealedValues(in: database)

@@ -4,7 +4,18 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore: STSRoleStore {
+/// Storage roles, and the credentials vended for them kept until they near expiry.
+public final class SQLSTSRoleStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+
+    init(database: any SQLDatabase, changes: StoreChanges) {
+        self.database = database
+        self.changes = changes
+    }
+}
+
+extension SQLSTSRoleStore: STSRoleStore {
     public func createRole(_ stored: StoredRole, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             let columns = Self.roleColumns(stored)
@@ -135,9 +146,9 @@ extension SQLStore: STSRoleStore {
     }
 }
 
-extension SQLStore {
+extension SQLSTSRoleStore: ExpiringRows {
     /// Cached STS credentials past their expiry.
-    static func expiredCredentials(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
         var report = PurgeReport()
         report.credentials += try await deleteExpired(from: "sts_credentials", key: "cache_key", before: round.now, in: locked)
         return report

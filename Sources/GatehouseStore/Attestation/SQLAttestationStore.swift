@@ -1,7 +1,21 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore: AttestationStore {
+/// Attesters, signing keys, spent solutions and tokens, the SDK's configuration, and attested device
+/// keys; this instance's copy of each app's attesters, which every challenge and gate reads.
+public final class SQLAttestationStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+    let cachedAttesters: ReadThroughCache<AppID, [StoredAttester]>
+
+    init(database: any SQLDatabase, changes: StoreChanges) {
+        self.database = database
+        self.changes = changes
+        cachedAttesters = ReadThroughCache(lifetime: SQLStore.cacheLifetime, changes: changes)
+    }
+}
+
+extension SQLAttestationStore: AttestationStore {
     public func createAttester(_ stored: StoredAttester, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             let a = stored.attester
@@ -243,9 +257,9 @@ extension SQLStore: AttestationStore {
     }
 }
 
-extension SQLStore {
+extension SQLAttestationStore: ExpiringRows {
     /// Used proof-of-work solutions and limited-use tokens' counts past their expiry.
-    static func expiredAttestationRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
         var report = PurgeReport()
         report.attestations += try await deleteExpired(.attestSolutions, key: "replay_key", round, in: locked)
         report.attestations += try await deleteExpired(from: "attest_token_uses", key: "jti", before: round.now, in: locked)

@@ -4,9 +4,11 @@ import GatehouseCore
 /// What Gatehouse keeps and for how long, purged a round at a time under one lock (one instance at a
 /// time: the instances' `RetentionPurger` and `gatehouse purge`): on PostgreSQL the time ranges are
 /// made ahead and dropped whole past retention (`TimePartitions.swift`); then each capability deletes
-/// its own expired rows, as its store declares them (`SQLStore.expiredRows`), a bounded batch per
-/// statement.
+/// its own expired rows, as its store declares them (`ExpiringRows`), a bounded batch per statement.
 public protocol RetentionStore: Sendable {
+    /// Creates the time ranges the partitioned tables need ahead of `now` (PostgreSQL; TimePartitions.swift).
+    /// Nil when another instance holds the purge lock and is doing it.
+    func keepPartitions(at now: Date) async throws -> PartitionReport?
     /// Deletes what is past its retention: decisions per app (whole UTC days); consumed ztoken ids,
     /// nonces and the rest once expired, on PostgreSQL by dropping whole time ranges. Runs only where
     /// it holds the purge lock (one instance at a time); returns nil when another instance has it.
@@ -21,17 +23,23 @@ struct RetentionRound: Sendable {
     let decisionsKept: [(app: AppID, since: Date)]
 }
 
-/// One capability's expired rows, deleted for a round; what it deleted, counted.
-typealias ExpiredRows = @Sendable (RetentionRound, any SQLDatabase) async throws -> PurgeReport
+/// A capability's store whose rows expire: it deletes its own for a round, and counts what it deleted.
+protocol ExpiringRows: Sendable {
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport
+}
 
-extension SQLStore: RetentionStore {
+/// Retention as a component of its own: the round's lock and time ranges here, the rows each store's.
+public final class SQLRetention: RetentionStore {
+    let database: any SQLDatabase
+    /// In the order their foreign keys need.
+    private let stores: [any ExpiringRows]
+
+    init(database: any SQLDatabase, stores: [any ExpiringRows]) {
+        self.database = database
+        self.stores = stores
+    }
+
     static let purgeLockKey: Int64 = 0x6761_7465_7075_7267  // "gatepurg"
-
-    /// Each capability's expired rows, in the order their foreign keys need (a captcha's passes go
-    /// before the challenge they point at; counters with their decisions).
-    static let expiredRows: [ExpiredRows] = [
-        expiredDeviceRiskRows, expiredActivity, expiredSignatureRows, expiredAttestationRows, expiredCaptchaRows, expiredCredentials,
-    ]
 
     public func purgeExpired(at now: Date) async throws -> PurgeReport? {
         let partitioned = database.dialect == .postgres
@@ -47,13 +55,36 @@ extension SQLStore: RetentionStore {
                 report.partitions = try await Self.keepEveryTable(at: now, decisionsBefore: kept.map(\.since).min() ?? .distantPast, in: locked)
             }
             let round = RetentionRound(now: now, partitioned: partitioned, decisionsKept: kept)
-            for expired in Self.expiredRows {
-                report += try await expired(round, locked)
+            for store in self.stores {
+                report += try await store.deleteExpired(round, in: locked)
             }
             return report
         }
     }
+}
 
+extension ExpiringRows {
+    var purgeBatch: Int64 { SQLRetention.purgeBatch }
+
+    func deleteExpired(
+        _ table: PartitionedTable,
+        key: String,
+        _ round: RetentionRound,
+        in database: any SQLDatabase
+    ) async throws(StoreError) -> Int {
+        try await SQLRetention.deleteExpired(table, key: key, round, in: database)
+    }
+
+    func deleteExpired(from table: String, key: String, before cutoff: Date, in database: any SQLDatabase) async throws(StoreError) -> Int {
+        try await SQLRetention.deleteExpired(from: table, key: key, before: cutoff, in: database)
+    }
+
+    func deleteInBatches(_ sql: SQL, in database: any SQLDatabase) async throws(StoreError) -> Int {
+        try await SQLRetention.deleteInBatches(sql, in: database)
+    }
+}
+
+extension SQLRetention {
     /// Rows are deleted a bounded batch per statement, so a large backlog neither holds locks for long
     /// nor loads every deleted key at once.
     static let purgeBatch: Int64 = 1000

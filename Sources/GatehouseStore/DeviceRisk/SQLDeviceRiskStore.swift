@@ -1,7 +1,50 @@
+import Atomics
 import Foundation
 import GatehouseCore
 
-extension SQLStore: DeviceRiskStore {
+/// Devices, nonces, ztokens, risk decisions, rules and lists. It owns the request path's batched
+/// writes (SDK nonces and risk queries' consumptions in group commits, refused tokens' decisions
+/// written behind their answers) and this instance's copy of each app's risk policy.
+public final class SQLDeviceRiskStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+    let activity: ActivityTally
+    /// The app's attesters are part of its risk policy (which of them require hardware).
+    let attestation: SQLAttestationStore
+    let ztokenLookupCounter = ManagedAtomic<Int>(0)
+    let nonceWrites: GroupCommit<NonceUse, Bool>
+    let consumptions: GroupCommit<PendingConsumption, RecordedRiskDecision>
+    let refusedDecisions: WriteBehind<RiskDecisionRecord>
+    let cachedRiskPolicies: ReadThroughCache<AppID, RiskPolicy>
+
+    /// - Parameter queueWait: the longest a write waits in a group commit's queue and statement
+    ///   together; with the statement's own bound, a queue behind a hung database cannot grow unbounded waits.
+    init(database: any SQLDatabase, changes: StoreChanges, activity: ActivityTally, attestation: SQLAttestationStore, queueWait: Duration) {
+        self.database = database
+        self.changes = changes
+        self.activity = activity
+        self.attestation = attestation
+        cachedRiskPolicies = ReadThroughCache(lifetime: SQLStore.cacheLifetime, changes: changes)
+        nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { uses in
+            try await Self.insertNonces(uses, in: database)
+        }
+        consumptions = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 128, maximumWait: queueWait) { pending in
+            try await Self.consumeAndDecide(pending, in: database)
+        }
+        refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { records in
+            try await Self.insertDecisions(records, in: database)
+        }
+    }
+
+    /// Refused tokens' decisions queued at most, unwritten: what a crash can lose of them.
+    static let decisionsBehindCapacity = 10_000
+
+    /// Statements of one kind in flight at once; the pool (20 by default) keeps the rest for reads.
+    static let batchWriters = 4
+}
+
+extension SQLDeviceRiskStore: DeviceRiskStore {
+    public func countActivity(_ keys: [ActivityKey]) { activity.add(keys) }
 
     public var ztokenLookups: Int { ztokenLookupCounter.load(ordering: .relaxed) }
 
@@ -139,11 +182,11 @@ extension SQLStore: DeviceRiskStore {
 
 }
 
-extension SQLStore {
+extension SQLDeviceRiskStore: ExpiringRows {
     /// Decisions past their app's retention (by rows, where no whole day could go), consumed ztoken
     /// ids, SDK nonces and bridge pages past their expiry, and velocity pairs no window reaches any
     /// more (last seen over 25 hours ago).
-    static func expiredDeviceRiskRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
         var report = PurgeReport()
         for (app, since) in round.decisionsKept {
             report.decisions += try await deleteInBatches(

@@ -1,7 +1,19 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore: AdminTokenStore {
+/// The operators' admin tokens, the audit log they read back, and the sealed values a master key
+/// rotation re-seals.
+public final class SQLAdminStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+
+    init(database: any SQLDatabase, changes: StoreChanges) {
+        self.database = database
+        self.changes = changes
+    }
+}
+
+extension SQLAdminStore: AdminTokenStore {
     public func createAdminToken(_ token: AdminToken, audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(
@@ -49,7 +61,7 @@ extension SQLStore: AdminTokenStore {
     }
 }
 
-extension SQLStore: AuditLog {
+extension SQLAdminStore: AuditLog {
     public func auditRecords(matching filter: AuditFilter, before: Int64?, limit: Int) async throws(StoreError) -> [AuditRecord] {
         // One static statement, each optional filter a 0/1 flag and a typed value (PostgreSQL cannot
         // type a bare NULL parameter), as the decision listing does.
@@ -78,8 +90,8 @@ extension SQLStore: AuditLog {
                     targetType: try row.text("target_type"),
                     targetID: try row.text("target_id"),
                     appID: try row.optionalUUID("app_id").map(AppID.init),
-                    before: try Self.decodeSnapshot(try row.optionalText("before_state")),
-                    after: try Self.decodeSnapshot(try row.optionalText("after_state")),
+                    before: try AuditRows.decodeSnapshot(try row.optionalText("before_state")),
+                    after: try AuditRows.decodeSnapshot(try row.optionalText("after_state")),
                     requestID: try row.optionalText("request_id"),
                     sourceAddress: try row.optionalText("source_address")
                 )

@@ -16,7 +16,7 @@ public struct PartitionReport: Sendable, Equatable {
 /// Every change runs under the purge lock, so instances never race to create one range, and in a
 /// transaction bounded by a lock timeout: dropping a range locks its table for a moment, and a drop
 /// that would queue writes behind a long read gives up and is tried again next round.
-extension SQLStore {
+extension SQLRetention {
     /// Creates the ranges due ahead of `now`. Nil when another instance holds the purge lock (that
     /// one is creating them); nothing to do on SQLite.
     public func keepPartitions(at now: Date) async throws -> PartitionReport? {

@@ -4,7 +4,7 @@ import GatehouseCore
 /// Risk queries: what was read for the token's device, then its consumption, judgement and decision
 /// in a group commit (`consumeAndDecide`); a refused token's decision is written behind the answer;
 /// and the decision log.
-extension SQLStore {
+extension SQLDeviceRiskStore {
     public func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision {
         let policy = try await riskPolicy(appID: query.appID)
         let rules = policy.effectiveRules(for: query.eventID)
@@ -38,7 +38,7 @@ extension SQLStore {
                 rules: try await Self.riskRules(appID: appID, in: self.database),
                 listEntries: try await Self.listEntries(appID: appID, in: self.database),
                 events: try await Self.registeredEvents(appID: appID, in: self.database),
-                attesters: try await self.attesters(appID: appID).map(\.attester)
+                attesters: try await self.attestation.attesters(appID: appID).map(\.attester)
             )
         } ?? .none
     }

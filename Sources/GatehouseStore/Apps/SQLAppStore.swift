@@ -1,7 +1,21 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore: AppStore {
+/// Apps, their sealed secrets and registered events; this instance's copy of each app with its secrets,
+/// which every authenticated SDK and backend call reads.
+public final class SQLAppStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+    let cachedApps: ReadThroughCache<AppKey, (app: App, secrets: [SealedSecret])>
+
+    init(database: any SQLDatabase, changes: StoreChanges) {
+        self.database = database
+        self.changes = changes
+        cachedApps = ReadThroughCache(lifetime: SQLStore.cacheLifetime, changes: changes)
+    }
+}
+
+extension SQLAppStore: AppStore {
     public func createApp(_ app: App, secrets: [SealedSecret], audit: AuditEntry) async throws(StoreError) {
         try await changing(audit) { transaction in
             try await transaction.query(

@@ -2,7 +2,7 @@ import Foundation
 import GatehouseCore
 
 /// Reading device-risk rows back into domain values.
-extension SQLStore {
+extension SQLDeviceRiskStore {
     static func device(appID: AppID, id: DeviceID, in database: any SQLDatabase) async throws(StoreError) -> Device? {
         try await database.query(
             "SELECT * FROM devices WHERE app_id = \(.uuid(appID.rawValue)) AND device_id = \(.text(id.rawValue))"

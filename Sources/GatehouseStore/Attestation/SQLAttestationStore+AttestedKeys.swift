@@ -16,7 +16,7 @@ public protocol AttestedKeyStore: Sendable {
     func advanceCounter(appID: AppID, keyID: String, to counter: UInt32, at time: Date) async throws(StoreError) -> Bool
 }
 
-extension SQLStore: AttestedKeyStore {
+extension SQLAttestationStore: AttestedKeyStore {
     public func insertAttestedKey(_ key: AttestedDeviceKey) async throws(StoreError) -> Bool {
         guard let encoded = try? JSONEncoder().encode(key.facts) else { throw .corruptRow("attested key facts") }
         let facts = String(decoding: encoded, as: UTF8.self)

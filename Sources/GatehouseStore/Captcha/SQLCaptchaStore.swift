@@ -1,7 +1,22 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore: CaptchaStore {
+/// Slider challenges, their attempts and the passes they grant.
+public final class SQLCaptchaStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+    let activity: ActivityTally
+
+    init(database: any SQLDatabase, changes: StoreChanges, activity: ActivityTally) {
+        self.database = database
+        self.changes = changes
+        self.activity = activity
+    }
+}
+
+extension SQLCaptchaStore: CaptchaStore {
+    public func countActivity(_ keys: [ActivityKey]) { activity.add(keys) }
+
     public func createCaptchaChallenge(_ challenge: CaptchaChallenge) async throws(StoreError) {
         let request = challenge.request
         try await database.query(
@@ -118,9 +133,9 @@ extension SQLStore: CaptchaStore {
     }
 }
 
-extension SQLStore {
+extension SQLCaptchaStore: ExpiringRows {
     /// Pass tokens, then the challenges they point at, an hour past their expiry.
-    static func expiredCaptchaRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
         var report = PurgeReport()
         report.captchas += try await deleteExpired(.captchaPasses, key: "token_hash", round, in: locked)
         report.captchas += try await deleteExpired(.captchaChallenges, key: "challenge_id", round, in: locked)

@@ -4,7 +4,18 @@
 import Foundation
 import GatehouseCore
 
-extension SQLStore: SignatureStore {
+/// What a request signature's check reads of its device, and the failures it records.
+public final class SQLSignatureStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+
+    init(database: any SQLDatabase, changes: StoreChanges) {
+        self.database = database
+        self.changes = changes
+    }
+}
+
+extension SQLSignatureStore: SignatureStore {
     public func signingState(appID: AppID, deviceID: DeviceID, decidedAfter: Date) async throws(StoreError) -> SigningState? {
         let rows = try await database.query(
             """
@@ -19,7 +30,7 @@ extension SQLStore: SignatureStore {
         )
         guard let row = rows.first else { return nil }
         return SigningState(
-            device: try Self.device(row),
+            device: try SQLDeviceRiskStore.device(row),
             denied: try row.int("denied") > 0,
             latestDecision: try row.optionalText("latest_decision").flatMap(RiskDecision.init(rawValue:))
         )
@@ -36,9 +47,9 @@ extension SQLStore: SignatureStore {
     }
 }
 
-extension SQLStore {
+extension SQLSignatureStore: ExpiringRows {
     /// Failed-signature records past their expiry (counted with the nonces).
-    static func expiredSignatureRows(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
         var report = PurgeReport()
         report.nonces += try await deleteExpired(.signatureFailures, key: "failure_id", round, in: locked)
         return report

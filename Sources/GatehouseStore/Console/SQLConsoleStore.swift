@@ -12,7 +12,21 @@ public protocol ConsoleSessionStore: Sendable {
     func closeConsoleSession(withHash hash: [UInt8]) async throws(StoreError)
 }
 
-extension SQLStore: ConsoleSessionStore {
+/// The console's sign-in sessions, and its counters of what the service saw (held in memory between
+/// flushes by the tally every counting store shares).
+public final class SQLConsoleStore: CapabilityStore {
+    let database: any SQLDatabase
+    let changes: StoreChanges
+    let activity: ActivityTally
+
+    init(database: any SQLDatabase, changes: StoreChanges, activity: ActivityTally) {
+        self.database = database
+        self.changes = changes
+        self.activity = activity
+    }
+}
+
+extension SQLConsoleStore: ConsoleSessionStore {
     public func openConsoleSession(_ session: ConsoleSession, idleBefore cutoff: Date) async throws(StoreError) {
         do {
             try await database.transaction { transaction in
@@ -39,7 +53,7 @@ extension SQLStore: ConsoleSessionStore {
             """
         )
         guard let row = rows.first else { return nil }
-        let token = try Self.adminToken(row)
+        let token = try SQLAdminStore.adminToken(row)
         let session = ConsoleSession(
             hash: try row.bytes("session_hash"),
             tokenID: token.id,

@@ -27,7 +27,7 @@ struct NonceUse: Sendable {
     let expiresAt: Date
 }
 
-extension SQLStore {
+extension SQLDeviceRiskStore {
     /// Runs a group-committed write, keeping the store's one error type.
     static func batched<T: Sendable>(_ body: () async throws -> T) async throws(StoreError) -> T {
         do {

@@ -47,15 +47,19 @@ public struct ActivitySummary: Sendable {
     public var topRejected: [String: [(label: String, count: Int)]] = [:]
 }
 
-/// The console's counters: added in memory as things happen, read back per app for the overview.
-public protocol ActivityStore: Sendable {
+/// What a capability's store counts for the console as it happens (in memory, `ActivityTally`).
+public protocol ActivityCounting: Sendable {
     func countActivity(_ keys: [ActivityKey])
+}
+
+/// The console's counters: added in memory as things happen, read back per app for the overview.
+public protocol ActivityStore: ActivityCounting {
     func flushActivity() async throws(StoreError)
     /// The window from `start`, its decisions summed per bucket of `bucketSeconds` in the database.
     func activitySummary(appID: AppID, since start: Date, bucketSeconds: TimeInterval) async throws(StoreError) -> ActivitySummary
 }
 
-extension SQLStore: ActivityStore {
+extension SQLConsoleStore: ActivityStore {
     /// Rejected decisions read at most for the rankings.
     public static let rejectedSample = 20_000
 
@@ -136,10 +140,10 @@ extension SQLStore: ActivityStore {
     }
 }
 
-extension SQLStore {
+extension SQLConsoleStore: ExpiringRows {
     /// The console's counters of each app go with its decisions.
-    static func expiredActivity(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
-        for (app, since) in round.decisionsKept { try await purgeActivity(of: app, before: since, in: locked) }
+    func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
+        for (app, since) in round.decisionsKept { try await Self.purgeActivity(of: app, before: since, in: locked) }
         return PurgeReport()
     }
 }

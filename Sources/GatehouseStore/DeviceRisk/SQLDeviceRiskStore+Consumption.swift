@@ -23,7 +23,7 @@ struct PendingConsumption: Sendable {
 /// `INSERT ... ON CONFLICT DO NOTHING`, the velocity pairs in one upsert, the decisions in one
 /// insert), and every caller returns once that transaction has committed. A token shown twice in one
 /// batch, or already consumed, finds its id taken and is judged `replayed`.
-extension SQLStore {
+extension SQLDeviceRiskStore {
     static func consumeAndDecide(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws -> [RecordedRiskDecision] {
         try await database.transaction { transaction in
             let consumptions = try await consume(pending, in: transaction)
