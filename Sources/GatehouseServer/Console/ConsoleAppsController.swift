@@ -26,59 +26,61 @@ struct ConsoleAppsController {
 
     @Sendable func appList(_ request: Request, context: Context) async throws -> Response {
         let page = try await apps.list(after: request.uri.queryParameters.get("after"), limit: 100)
-        let rows: [[String: Any]] = page.apps.map { app in
-            [
-                "appKey": app.appKey.rawValue, "name": app.name, "platforms": app.platforms.map(\.rawValue).joined(separator: ", "),
-                "status": app.status.rawValue, "active": app.status == .active, "createdAt": ConsoleText.time(app.createdAt),
-            ]
+        let rows = page.apps.map { app in
+            AppListPage.Row(
+                appKey: app.appKey.rawValue,
+                name: app.name,
+                platforms: app.platforms.map(\.rawValue).joined(separator: ", "),
+                status: app.status.rawValue,
+                createdAt: ConsoleText.time(app.createdAt)
+            )
         }
-        return pages.page(
-            "apps",
-            ["title": "Apps", "apps": rows, "next": page.nextAfter?.rawValue ?? "", "platforms": Platform.allCases.map(\.rawValue)],
-            caller: context.console
-        )
+        return pages.page(AppListPage(apps: rows, next: page.nextAfter?.rawValue), caller: context.console)
     }
 
     @Sendable func createApp(_ request: Request, context: Context) async throws -> Response {
         let form = context.form
         let platforms = Platform.allCases.map(\.rawValue).filter { form["platform_\($0)"] != nil }
         let created = try await apps.create(name: form["name"] ?? "", platforms: platforms, origin: context.origin)
-        return pages.page(
-            "secrets",
-            [
-                "title": "App \(created.app.appKey.rawValue) created", "appKey": created.app.appKey.rawValue,
-                "secrets": [
-                    ["label": "appKey", "value": created.app.appKey.rawValue, "id": "app-key"],
-                    ["label": "secretKey (the SDK's, in the app)", "value": created.secretKey, "id": "secret-key"],
-                    ["label": "server secret (the app's backend)", "value": created.serverSecret, "id": "server-secret"],
-                ],
-            ],
-            caller: context.console,
-            status: .created
+        let appKey = created.app.appKey.rawValue
+        let shown = SecretsPage(
+            title: "App \(appKey) created",
+            appKey: appKey,
+            notice: nil,
+            secrets: [
+                .init(label: "appKey", value: appKey, id: "app-key"),
+                .init(label: "secretKey (the SDK's, in the app)", value: created.secretKey, id: "secret-key"),
+                .init(label: "server secret (the app's backend)", value: created.serverSecret, id: "server-secret"),
+            ]
         )
+        return pages.page(shown, caller: context.console, status: .created)
     }
 
     @Sendable func app(_ request: Request, context: Context) async throws -> Response {
         let view = try await apps.view(try Query.appKey(context))
         let now = clock.now()
-        let secrets: [[String: Any]] = view.secrets.map { secret in
-            [
-                "kind": secret.kind.rawValue, "version": secret.version, "createdAt": ConsoleText.time(secret.createdAt),
-                "state": secret.retiresAt.map { $0 > now ? "retires \(ConsoleText.time($0))" : "retired" } ?? "current",
-            ]
+        let secrets = view.secrets.map { secret in
+            AppPage.Secret(
+                kind: secret.kind.rawValue,
+                version: secret.version,
+                createdAt: ConsoleText.time(secret.createdAt),
+                state: secret.retiresAt.map { $0 > now ? "retires \(ConsoleText.time($0))" : "retired" } ?? "current"
+            )
         }
-        let events: [[String: Any]] = view.events.map { ["eventId": $0.eventID.rawValue, "name": $0.name] }
         let app = view.app
-        return pages.page(
-            "app",
-            [
-                "title": app.name, "appKey": app.appKey.rawValue, "name": app.name, "status": app.status.rawValue,
-                "active": app.status == .active, "platforms": app.platforms.map(\.rawValue).joined(separator: ", "),
-                "ztokenTTL": app.settings.ztokenTTLSeconds, "retentionDays": app.settings.retentionDays,
-                "secrets": secrets, "events": events, "kinds": SecretKind.allCases.map(\.rawValue),
-            ],
-            caller: context.console
+        let shown = AppPage(
+            title: app.name,
+            appKey: app.appKey.rawValue,
+            name: app.name,
+            status: app.status.rawValue,
+            active: app.status == .active,
+            platforms: app.platforms.map(\.rawValue).joined(separator: ", "),
+            ztokenTTL: app.settings.ztokenTTLSeconds,
+            retentionDays: app.settings.retentionDays,
+            secrets: secrets,
+            events: view.events.map { AppPage.Event(eventId: $0.eventID.rawValue, name: $0.name) }
         )
+        return pages.page(shown, caller: context.console)
     }
 
     @Sendable func disableApp(_ request: Request, context: Context) async throws -> Response {
@@ -104,20 +106,15 @@ struct ConsoleAppsController {
             origin: context.origin
         )
         let kindName = rotated.secret.stored.kind.rawValue
-        let retires = rotated.previousRetiresAt.map { "The previous version verifies until \(ConsoleText.time($0))." } ?? ""
-        return pages.page(
-            "secrets",
-            [
-                "title": "New \(kindName) secret for \(appKey)", "appKey": appKey.rawValue, "notice": retires,
-                "secrets": [
-                    [
-                        "label": "\(kindName) secret, version \(rotated.secret.stored.version)", "value": rotated.secret.plaintext,
-                        "id": "rotated-secret",
-                    ]
-                ],
-            ],
-            caller: context.console
+        let shown = SecretsPage(
+            title: "New \(kindName) secret for \(appKey)",
+            appKey: appKey.rawValue,
+            notice: rotated.previousRetiresAt.map { "The previous version verifies until \(ConsoleText.time($0))." },
+            secrets: [
+                .init(label: "\(kindName) secret, version \(rotated.secret.stored.version)", value: rotated.secret.plaintext, id: "rotated-secret")
+            ]
         )
+        return pages.page(shown, caller: context.console)
     }
 
     @Sendable func registerEvent(_ request: Request, context: Context) async throws -> Response {
@@ -127,5 +124,61 @@ struct ConsoleAppsController {
         }
         _ = try await apps.registerEvent(appKey, eventID: eventID, name: context.form["name"] ?? "", origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)")
+    }
+}
+
+extension ConsoleAppsController {
+    struct AppListPage: ConsolePage {
+        static let template = "apps"
+        struct Row {
+            let appKey: String
+            let name: String
+            let platforms: String
+            let status: String
+            let createdAt: String
+        }
+        let title = "Apps"
+        let apps: [Row]
+        let next: String?
+        let platforms = Platform.allCases.map(\.rawValue)
+    }
+
+    struct AppPage: ConsolePage {
+        static let template = "app"
+        struct Secret {
+            let kind: String
+            let version: Int
+            let createdAt: String
+            let state: String
+        }
+        struct Event {
+            let eventId: Int
+            let name: String
+        }
+        let title: String
+        let appKey: String
+        let name: String
+        let status: String
+        let active: Bool
+        let platforms: String
+        let ztokenTTL: Int
+        let retentionDays: Int
+        let secrets: [Secret]
+        let events: [Event]
+        let kinds = SecretKind.allCases.map(\.rawValue)
+    }
+
+    /// Secrets shown once, after they are made: nowhere else does a page show one.
+    struct SecretsPage: ConsolePage {
+        static let template = "secrets"
+        struct Secret {
+            let label: String
+            let value: String
+            let id: String
+        }
+        let title: String
+        let appKey: String
+        let notice: String?
+        let secrets: [Secret]
     }
 }

@@ -19,17 +19,16 @@ struct ConsoleAttestersController {
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let rows: [[String: Any]] = try await attesters.attesters(appKey).map { attester in
-            [
-                "attestId": attester.attestID.rawValue, "kind": attester.kind.rawValue, "status": attester.status.rawValue,
-                "tokenLifetime": attester.tokenLifetimeSeconds, "hardware": attester.requiresHardware,
-            ]
+        let rows = try await attesters.attesters(appKey).map { attester in
+            AttesterListPage.Row(
+                attestId: attester.attestID.rawValue,
+                kind: attester.kind.rawValue,
+                status: attester.status.rawValue,
+                tokenLifetime: attester.tokenLifetimeSeconds,
+                hardware: attester.requiresHardware
+            )
         }
-        return pages.page(
-            "attesters",
-            ["title": "Attesters of \(appKey)", "appKey": appKey.rawValue, "attesters": rows, "kinds": AttesterKind.allCases.map(\.rawValue)],
-            caller: context.console
-        )
+        return pages.page(AttesterListPage(title: "Attesters of \(appKey)", appKey: appKey.rawValue, attesters: rows), caller: context.console)
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
@@ -79,18 +78,17 @@ struct ConsoleAttestersController {
     }
 
     private func page(_ attester: Attester, appKey: AppKey, secret: String?, context: Context, status: HTTPResponse.Status) -> Response {
-        let settings: [[String: Any]] = attester.snapshot.keys.sorted().map { ["name": $0, "value": ConsoleText.value(attester.snapshot[$0]!)] }
-        return pages.page(
-            "attester",
-            [
-                "title": "Attester \(attester.attestID.rawValue)", "appKey": appKey.rawValue, "attestId": attester.attestID.rawValue,
-                "active": attester.status == .active, "settings": settings, "secret": secret ?? "",
-                "tokenLifetime": attester.tokenLifetimeSeconds, "challengeLifetime": attester.challengeLifetimeSeconds,
-                "maxUses": attester.maxUses.map(String.init) ?? "",
-            ],
-            caller: context.console,
-            status: status
+        let shown = AttesterPage(
+            title: "Attester \(attester.attestID.rawValue)",
+            appKey: appKey.rawValue,
+            attestId: attester.attestID.rawValue,
+            settings: ConsoleSetting.all(attester.snapshot),
+            secret: secret,
+            tokenLifetime: attester.tokenLifetimeSeconds,
+            challengeLifetime: attester.challengeLifetimeSeconds,
+            maxUses: attester.maxUses
         )
+        return pages.page(shown, caller: context.console, status: status)
     }
 
     /// The settings every kind has; a blank field leaves the setting as it is (or at its default).
@@ -126,5 +124,45 @@ struct ConsoleAttestersController {
             )
         default: break
         }
+    }
+}
+
+extension ConsoleAttestersController {
+    struct AttesterListPage: ConsolePage {
+        static let template = "attesters"
+        struct Row {
+            let attestId: String
+            let kind: String
+            let status: String
+            let tokenLifetime: Int
+            let hardware: Bool
+        }
+        let title: String
+        let appKey: String
+        let attesters: [Row]
+        let kinds = AttesterKind.allCases.map(\.rawValue)
+    }
+
+    struct AttesterPage: ConsolePage {
+        static let template = "attester"
+        let title: String
+        let appKey: String
+        let attestId: String
+        let settings: [ConsoleSetting]
+        /// The HS256 secret, shown once when it is made.
+        let secret: String?
+        let tokenLifetime: Int
+        let challengeLifetime: Int
+        let maxUses: Int?
+    }
+}
+
+/// One stored setting of an attester or a role, as its snapshot names it.
+struct ConsoleSetting {
+    let name: String
+    let value: String
+
+    static func all(_ snapshot: AuditSnapshot) -> [ConsoleSetting] {
+        snapshot.keys.sorted().map { ConsoleSetting(name: $0, value: ConsoleText.value(snapshot[$0]!)) }
     }
 }

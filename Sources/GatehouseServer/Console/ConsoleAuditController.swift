@@ -21,21 +21,40 @@ struct ConsoleAuditController {
         var query = try AppOperations.AuditQuery(Query.reader(filters.given))
         query.limit = query.limit ?? 50
         let page = try await apps.audit(query)
-        let rows: [[String: Any]] = page.records.map { record in
+        let rows = page.records.map { record in
             let entry = record.entry
-            return [
-                "seq": record.sequence, "time": ConsoleText.time(entry.occurredAt), "actor": entry.actor.description, "action": entry.action,
-                "target": "\(entry.targetType) \(entry.targetID)", "requestId": entry.requestID ?? "", "address": entry.sourceAddress ?? "",
-                "change": ConsoleText.change(before: entry.before, after: entry.after),
-            ]
+            return AuditPage.Row(
+                seq: record.sequence,
+                time: ConsoleText.time(entry.occurredAt),
+                actor: entry.actor.description,
+                action: entry.action,
+                target: "\(entry.targetType) \(entry.targetID)",
+                requestId: entry.requestID ?? "",
+                address: entry.sourceAddress ?? "",
+                change: ConsoleText.change(before: entry.before, after: entry.after)
+            )
         }
-        return pages.page(
-            "audit",
-            [
-                "title": "Audit log", "filters": filters.shown, "records": rows,
-                "next": filters.next("/console/audit", "before", page.nextBefore.map(String.init)),
-            ],
-            caller: context.console
-        )
+        let next = filters.next("/console/audit", "before", page.nextBefore.map(String.init))
+        return pages.page(AuditPage(filters: filters.shown, records: rows, next: next), caller: context.console)
+    }
+}
+
+extension ConsoleAuditController {
+    struct AuditPage: ConsolePage {
+        static let template = "audit"
+        struct Row {
+            let seq: Int64
+            let time: String
+            let actor: String
+            let action: String
+            let target: String
+            let requestId: String
+            let address: String
+            let change: String
+        }
+        let title = "Audit log"
+        let filters: [String: String]
+        let records: [Row]
+        let next: String?
     }
 }

@@ -23,44 +23,91 @@ struct ConsoleDecisionsController {
         var query = try RiskAdminOperations.DecisionQuery(Query.reader(given))
         query.limit = query.limit ?? 50
         let page = try await risk.decisions(query)
-        let rows: [[String: Any]] = page.decisions.map { listed in
+        let rows = page.decisions.map { listed in
             let record = listed.record
-            return [
-                "id": record.id.uuidString.lowercased(), "appKey": listed.appKey.rawValue, "time": ConsoleText.time(record.decidedAt),
-                "eventId": record.eventID.rawValue, "decision": record.verdict.decision.rawValue, "score": record.verdict.score,
-                "deviceId": record.deviceID?.rawValue ?? "", "accountId": record.accountID.rawValue, "address": record.clientAddress ?? "",
-                "tags": record.verdict.tags.map(\.tag).joined(separator: " "),
-            ]
+            return ExplorerPage.Row(
+                id: record.id.uuidString.lowercased(),
+                appKey: listed.appKey.rawValue,
+                time: ConsoleText.time(record.decidedAt),
+                eventId: record.eventID.rawValue,
+                decision: record.verdict.decision.rawValue,
+                score: record.verdict.score,
+                deviceId: record.deviceID?.rawValue ?? "",
+                accountId: record.accountID.rawValue,
+                address: record.clientAddress ?? "",
+                tags: record.verdict.tags.map(\.tag).joined(separator: " ")
+            )
         }
-        return pages.page(
-            "decisions",
-            [
-                "title": "Decisions", "filters": filters.shown, "decisions": rows, "empty": rows.isEmpty,
-                "next": filters.next("/console/decisions", "cursor", page.next),
-                "outcomes": RiskDecision.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == given.get("decision")] },
-                "tags": RiskTag.allCases.map { ["value": $0.rawValue, "selected": $0.rawValue == given.get("tag")] },
-            ],
-            caller: context.console
+        let shown = ExplorerPage(
+            filters: filters.shown,
+            decisions: rows,
+            empty: rows.isEmpty,
+            next: filters.next("/console/decisions", "cursor", page.next),
+            outcomes: RiskDecision.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("decision")) },
+            tags: RiskTag.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("tag")) }
         )
+        return pages.page(shown, caller: context.console)
     }
 
     @Sendable func decision(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let record = try await risk.decision(appKey, id: context.parameters.get("decisionId") ?? "")
-        let facts: [[String: Any]] = [
-            ("App", appKey), ("Decided at", ConsoleText.time(record.decidedAt)), ("Event", "\(record.eventID.rawValue)"),
+        let facts: [DecisionPage.Fact] = [
+            ("App", appKey.rawValue), ("Decided at", ConsoleText.time(record.decidedAt)), ("Event", "\(record.eventID.rawValue)"),
             ("Decision", record.verdict.decision.rawValue), ("Score", "\(record.verdict.score)"), ("Account", record.accountID.rawValue),
             ("Device", record.deviceID?.rawValue ?? "none"), ("ztoken", record.tokenID ?? "none"), ("ztoken state", record.tokenState.rawValue),
             ("Client address", record.clientAddress ?? "unknown"), ("User agent", record.userAgent ?? "unknown"), ("Page", record.pageURL ?? "none"),
-        ].map { ["name": $0.0, "value": $0.1] }
-        return pages.page(
-            "decision",
-            [
-                "title": "Decision \(record.id.uuidString.lowercased())", "facts": facts, "appKey": appKey.rawValue,
-                "deviceId": record.deviceID?.rawValue ?? "",
-                "tags": record.verdict.tags.map { ["tag": $0.tag, "reason": $0.reason, "weight": $0.weight] },
-            ],
-            caller: context.console
+        ].map { DecisionPage.Fact(name: $0.0, value: $0.1) }
+        let shown = DecisionPage(
+            title: "Decision \(record.id.uuidString.lowercased())",
+            facts: facts,
+            appKey: appKey.rawValue,
+            deviceId: record.deviceID?.rawValue,
+            tags: record.verdict.tags
         )
+        return pages.page(shown, caller: context.console)
+    }
+}
+
+extension ConsoleDecisionsController {
+    struct ExplorerPage: ConsolePage {
+        static let template = "decisions"
+        struct Row {
+            let id: String
+            let appKey: String
+            let time: String
+            let eventId: Int
+            let decision: String
+            let score: Int
+            let deviceId: String
+            let accountId: String
+            let address: String
+            let tags: String
+        }
+        struct Choice {
+            let value: String
+            let selected: Bool
+        }
+        let title = "Decisions"
+        let filters: [String: String]
+        let decisions: [Row]
+        let empty: Bool
+        let next: String?
+        let outcomes: [Choice]
+        let tags: [Choice]
+    }
+
+    struct DecisionPage: ConsolePage {
+        static let template = "decision"
+        struct Fact {
+            let name: String
+            let value: String
+        }
+        let title: String
+        let facts: [Fact]
+        let appKey: String
+        let deviceId: String?
+        /// Each with its `tag`, `reason` and `weight`.
+        let tags: [TagHit]
     }
 }

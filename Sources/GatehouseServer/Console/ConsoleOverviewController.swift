@@ -31,18 +31,20 @@ struct ConsoleOverviewController {
         let now = clock.now()
         let start = window.start(at: now)
         let summary = try await activity.activitySummary(appID: app.id, since: start, bucketSeconds: window.bucketSeconds)
-        var values: [String: Any] = [
-            "title": "Overview of \(app.name)", "appKey": app.appKey.rawValue,
-            "windows": OverviewWindow.allCases.map { ["value": $0.rawValue, "current": $0 == window] },
-            "from": ConsoleText.time(start), "to": ConsoleText.time(now),
-        ]
-        values.merge(Self.decisionChart(summary, window: window, start: start)) { $1 }
-        values.merge(Self.rankings(summary, appKey: app.appKey.rawValue)) { $1 }
-        values.merge(Self.flows(summary)) { $1 }
-        return pages.page("overview", values, caller: context.console)
+        let shown = OverviewPage(
+            title: "Overview of \(app.name)",
+            appKey: app.appKey.rawValue,
+            windows: OverviewWindow.allCases.map { .init(value: $0.rawValue, current: $0 == window) },
+            from: ConsoleText.time(start),
+            to: ConsoleText.time(now),
+            decisions: Self.decisionChart(summary, window: window, start: start),
+            rankings: Self.rankings(summary, appKey: app.appKey.rawValue),
+            flows: Self.flows(summary)
+        )
+        return pages.page(shown, caller: context.console)
     }
 
-    static func decisionChart(_ summary: ActivitySummary, window: OverviewWindow, start: Date) -> [String: Any] {
+    static func decisionChart(_ summary: ActivitySummary, window: OverviewWindow, start: Date) -> OverviewPage.DecisionChart {
         var buckets = [[String: Int]](repeating: [:], count: window.bucketCount)
         for entry in summary.decisionsByBucket where buckets.indices.contains(entry.bucket) {
             buckets[entry.bucket][entry.outcome, default: 0] += entry.count
@@ -55,58 +57,64 @@ struct ConsoleOverviewController {
             height: chartHeight
         ) { index in ConsoleText.time(start.addingTimeInterval(Double(index) * window.bucketSeconds)) }
         let outcomes = summary.totals[.decision] ?? [:]
-        return [
-            "chartWidth": chartWidth, "chartHeight": chartHeight,
-            "bars": chart.bars.map { ["x": $0.x, "y": $0.y, "width": $0.width, "height": $0.height, "series": $0.series, "title": $0.title] },
-            "peak": String(format: "%.1f", chart.peakPerMinute), "noDecisions": chart.bars.isEmpty,
-            "outcomes": RiskDecision.allCases.map { ["outcome": $0.rawValue, "count": outcomes[$0.rawValue] ?? 0] },
-        ]
+        return OverviewPage.DecisionChart(
+            bars: chart.bars,
+            peak: String(format: "%.1f", chart.peakPerMinute),
+            outcomes: RiskDecision.allCases.map { .init(outcome: $0.rawValue, count: outcomes[$0.rawValue] ?? 0) }
+        )
     }
 
-    static func rankings(_ summary: ActivitySummary, appKey: String) -> [String: Any] {
-        func ranked(_ counts: [String: Int]) -> [[String: Any]] {
+    static func rankings(_ summary: ActivitySummary, appKey: String) -> OverviewPage.Rankings {
+        func ranked(_ counts: [String: Int]) -> [OverviewPage.Rank] {
             let top = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(10).map {
                 (label: $0.key, count: $0.value)
             }
-            return ConsoleChart.ranked(Array(top), width: rankWidth).map { ["label": $0.label, "count": $0.count, "width": $0.width] }
+            return ConsoleChart.ranked(Array(top), width: rankWidth).map { OverviewPage.Rank(label: $0.label, count: $0.count, width: $0.width) }
         }
-        func rejected(_ column: String, filter: String, title: String) -> [String: Any] {
+        func rejected(_ column: String, filter: String, title: String) -> OverviewPage.Rejected {
             let items = ConsoleChart.ranked(summary.topRejected[column] ?? [], width: rankWidth)
-            return [
-                "title": title,
-                "items": items.map { item -> [String: Any] in
+            return OverviewPage.Rejected(
+                title: title,
+                items: items.map { item in
                     var query = URLComponents()
                     query.queryItems = [
                         .init(name: "appKey", value: appKey), .init(name: "decision", value: "reject"), .init(name: filter, value: item.label),
                     ]
-                    return ["label": item.label, "count": item.count, "width": item.width, "link": "/console/decisions" + (query.string ?? "")]
-                },
-            ]
+                    return OverviewPage.Rank(
+                        label: item.label,
+                        count: item.count,
+                        width: item.width,
+                        link: "/console/decisions" + (query.string ?? "")
+                    )
+                }
+            )
         }
-        return [
-            "tokenStates": ranked(summary.totals[.tokenState] ?? [:]), "tags": ranked(summary.totals[.tag] ?? [:]),
-            "rejected": [
+        return OverviewPage.Rankings(
+            tokenStates: ranked(summary.totals[.tokenState] ?? [:]),
+            tags: ranked(summary.totals[.tag] ?? [:]),
+            rejected: [
                 rejected("client_address", filter: "address", title: "Addresses"), rejected("account_id", filter: "accountId", title: "Accounts"),
                 rejected("device_id", filter: "deviceId", title: "Devices"),
-            ],
-            "sample": SQLConsoleStore.rejectedSample,
-        ]
+            ]
+        )
     }
 
-    static func flows(_ summary: ActivitySummary) -> [String: Any] {
+    static func flows(_ summary: ActivitySummary) -> OverviewPage.Flows {
         let issued = summary.totals[.attestIssued] ?? [:]
         let solved = summary.totals[.attestSolved] ?? [:]
         let kinds = AttesterKind.allCases.map(\.rawValue).filter { issued[$0] != nil || solved[$0] != nil }
         let captchaIssued = summary.totals[.captchaIssued]?[""] ?? 0
         let passed = summary.totals[.captchaPassed]?[""] ?? 0
         let failed = summary.totals[.captchaFailed]?[""] ?? 0
-        return [
-            "attestation": kinds.map { ["kind": $0, "issued": issued[$0] ?? 0, "solved": solved[$0] ?? 0] },
-            "captcha": [
-                "issued": captchaIssued, "passed": passed, "failed": failed,
-                "passRate": passed + failed == 0 ? "none answered" : String(format: "%.0f%%", Double(passed) / Double(passed + failed) * 100),
-            ],
-            "sts": (summary.totals[.stsVended] ?? [:]).sorted { $0.key < $1.key }.map { ["provider": $0.key, "count": $0.value] },
-        ]
+        return OverviewPage.Flows(
+            attestation: kinds.map { .init(kind: $0, issued: issued[$0] ?? 0, solved: solved[$0] ?? 0) },
+            captcha: .init(
+                issued: captchaIssued,
+                passed: passed,
+                failed: failed,
+                passRate: passed + failed == 0 ? "none answered" : String(format: "%.0f%%", Double(passed) / Double(passed + failed) * 100)
+            ),
+            sts: (summary.totals[.stsVended] ?? [:]).sorted { $0.key < $1.key }.map { .init(provider: $0.key, count: $0.value) }
+        )
     }
 }

@@ -38,13 +38,8 @@ struct ConsolePages: Sendable {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-    func page(_ name: String, _ values: [String: Any], caller: ConsoleCaller?, status: HTTPResponse.Status = .ok) -> Response {
-        // An empty text is no value: Mustache would treat it as true in a `{{#section}}`.
-        var values = values.filter { ($0.value as? String) != "" }
-        if let caller {
-            values["me"] = ["name": caller.tokenName, "role": caller.role.rawValue, "admin": caller.role == .admin, "csrf": caller.csrf]
-        }
-        let html = library.render(values, withTemplate: name) ?? ""
+    func page(_ model: some ConsolePage, caller: ConsoleCaller?, status: HTTPResponse.Status = .ok) -> Response {
+        let html = library.render(RenderedPage(model: model, me: caller.map(SignedInOperator.init)), withTemplate: type(of: model).template) ?? ""
         return Response(
             status: status,
             headers: Self.headers(contentType: "text/html; charset=utf-8"),
@@ -74,10 +69,17 @@ struct ConsolePages: Sendable {
     /// A refusal or a failure as a page, with the status and the code the API would answer.
     func error(_ problem: Problem, caller: ConsoleCaller?) -> Response {
         page(
-            "error",
-            ["title": problem.title, "status": Int(problem.status.code), "code": problem.code, "detail": problem.detail ?? ""],
+            ErrorPage(title: problem.title, status: Int(problem.status.code), code: problem.code, detail: problem.detail),
             caller: caller,
             status: problem.status
         )
+    }
+
+    struct ErrorPage: ConsolePage {
+        static let template = "error"
+        let title: String
+        let status: Int
+        let code: String
+        let detail: String?
     }
 }

@@ -24,7 +24,7 @@ struct ConsoleRiskController {
     @Sendable func rules(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let view = try await risk.rules(appKey)
-        var scopes: [[String: Any]] = [Self.row(scope: "app", label: "App (every event)", own: view.appRules, effective: view.appEffective)]
+        var scopes = [Self.row(scope: "app", label: "App (every event)", own: view.appRules, effective: view.appEffective)]
         for event in view.events {
             scopes.append(
                 Self.row(
@@ -35,25 +35,24 @@ struct ConsoleRiskController {
                 )
             )
         }
-        let entries: [[String: Any]] = try await risk.listEntries(appKey).map { entry in
-            [
-                "id": entry.id.uuidString.lowercased(), "list": entry.kind.rawValue, "type": entry.subject.rawValue, "value": entry.value,
-                "note": entry.note ?? "", "createdAt": ConsoleText.time(entry.createdAt),
-            ]
+        let entries = try await risk.listEntries(appKey).map { entry in
+            RulesPage.Entry(
+                id: entry.id.uuidString.lowercased(),
+                list: entry.kind.rawValue,
+                type: entry.subject.rawValue,
+                value: entry.value,
+                note: entry.note ?? "",
+                createdAt: ConsoleText.time(entry.createdAt)
+            )
         }
         return pages.page(
-            "risk",
-            [
-                "title": "Risk rules of \(appKey)", "appKey": appKey.rawValue, "scopes": scopes, "entries": entries,
-                "lists": RiskListEntry.Kind.allCases.map(\.rawValue), "types": RiskListEntry.Subject.allCases.map(\.rawValue),
-                "limits": Self.limitNames,
-            ],
+            RulesPage(title: "Risk rules of \(appKey)", appKey: appKey.rawValue, scopes: scopes, entries: entries),
             caller: context.console
         )
     }
 
     /// One scope's row: the rules in effect, and the scope's own settings to prefill its form.
-    static func row(scope: String, label: String, own: RiskRules?, effective: EffectiveRiskRules) -> [String: Any] {
+    static func row(scope: String, label: String, own: RiskRules?, effective: EffectiveRiskRules) -> RulesPage.Scope {
         let values = [
             effective.reviewAt, effective.rejectAt, effective.maxDeviceEventsPerMinute, effective.maxDeviceAccountsPerDay,
             effective.maxAccountDevicesPerDay, effective.maxIPDevicesPerHour,
@@ -62,12 +61,14 @@ struct ConsoleRiskController {
             own?.reviewAt, own?.rejectAt, own?.maxDeviceEventsPerMinute, own?.maxDeviceAccountsPerDay, own?.maxAccountDevicesPerDay,
             own?.maxIPDevicesPerHour,
         ]
-        return [
-            "scope": scope, "label": label, "effective": values,
-            "fields": zip(limitNames, owned).map { ["name": $0.0, "value": $0.1.map(String.init) ?? ""] },
-            "weights": (own?.weights ?? [:]).keys.sorted().map { "\($0)=\(own!.weights![$0]!)" }.joined(separator: " "),
-            "effectiveWeights": effective.weights.keys.sorted().map { "\($0.rawValue)=\(effective.weights[$0]!)" }.joined(separator: " "),
-        ]
+        return RulesPage.Scope(
+            scope: scope,
+            label: label,
+            effective: values,
+            fields: zip(limitNames, owned).map { RulesPage.Field(name: $0.0, value: $0.1.map(String.init) ?? "") },
+            weights: (own?.weights ?? [:]).keys.sorted().map { "\($0)=\(own!.weights![$0]!)" }.joined(separator: " "),
+            effectiveWeights: effective.weights.keys.sorted().map { "\($0.rawValue)=\(effective.weights[$0]!)" }.joined(separator: " ")
+        )
     }
 
     @Sendable func setRules(_ request: Request, context: Context) async throws -> Response {
@@ -121,5 +122,39 @@ struct ConsoleRiskController {
         let appKey = try Query.appKey(context)
         try await risk.removeListEntry(appKey, entryID: context.parameters.get("entryId") ?? "", origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)/risk")
+    }
+}
+
+extension ConsoleRiskController {
+    struct RulesPage: ConsolePage {
+        static let template = "risk"
+        struct Field {
+            let name: String
+            let value: String
+        }
+        /// The app's or one event's rules: those in effect, and the scope's own to prefill its form.
+        struct Scope {
+            let scope: String
+            let label: String
+            let effective: [Int]
+            let fields: [Field]
+            let weights: String
+            let effectiveWeights: String
+        }
+        struct Entry {
+            let id: String
+            let list: String
+            let type: String
+            let value: String
+            let note: String
+            let createdAt: String
+        }
+        let title: String
+        let appKey: String
+        let scopes: [Scope]
+        let entries: [Entry]
+        let lists = RiskListEntry.Kind.allCases.map(\.rawValue)
+        let types = RiskListEntry.Subject.allCases.map(\.rawValue)
+        let limits = ConsoleRiskController.limitNames
     }
 }

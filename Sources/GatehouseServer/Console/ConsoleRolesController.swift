@@ -22,18 +22,16 @@ struct ConsoleRolesController {
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
-        let rows: [[String: Any]] = try await roles.roles(appKey).map { role in
-            [
-                "roleId": role.roleID.rawValue, "provider": role.provider.rawValue, "status": role.status.rawValue,
-                "attestId": role.attestID.rawValue,
-                "duration": role.durationSeconds,
-            ]
+        let rows = try await roles.roles(appKey).map { role in
+            RoleListPage.Row(
+                roleId: role.roleID.rawValue,
+                provider: role.provider.rawValue,
+                status: role.status.rawValue,
+                attestId: role.attestID.rawValue,
+                duration: role.durationSeconds
+            )
         }
-        return pages.page(
-            "roles",
-            ["title": "STS roles of \(appKey)", "appKey": appKey.rawValue, "roles": rows, "providers": STSProvider.allCases.map(\.rawValue)],
-            caller: context.console
-        )
+        return pages.page(RoleListPage(title: "STS roles of \(appKey)", appKey: appKey.rawValue, roles: rows), caller: context.console)
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
@@ -62,16 +60,14 @@ struct ConsoleRolesController {
     @Sendable func role(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let role = try await roles.role(appKey, roleID: try RoleID(validating: context.parameters.get("roleId") ?? ""))
-        let settings: [[String: Any]] = role.snapshot.keys.sorted().map { ["name": $0, "value": ConsoleText.value(role.snapshot[$0]!)] }
-        return pages.page(
-            "role",
-            [
-                "title": "STS role \(role.roleID.rawValue)", "appKey": appKey.rawValue, "roleId": role.roleID.rawValue,
-                "active": role.status == .active,
-                "settings": settings, "duration": role.durationSeconds,
-            ],
-            caller: context.console
+        let shown = RolePage(
+            title: "STS role \(role.roleID.rawValue)",
+            appKey: appKey.rawValue,
+            roleId: role.roleID.rawValue,
+            settings: ConsoleSetting.all(role.snapshot),
+            duration: role.durationSeconds
         )
+        return pages.page(shown, caller: context.console)
     }
 
     @Sendable func update(_ request: Request, context: Context) async throws -> Response {
@@ -90,17 +86,55 @@ struct ConsoleRolesController {
     }
 
     @Sendable func signingKeys(_ request: Request, context: Context) async throws -> Response {
-        let rows: [[String: Any]] = try await keys.all().map { key in
-            [
-                "kid": key.kid, "createdAt": ConsoleText.time(key.createdAt),
-                "state": key.retiredAt.map { "retired \(ConsoleText.time($0))" } ?? "active",
-            ]
+        let rows = try await keys.all().map { key in
+            SigningKeysPage.Row(
+                kid: key.kid,
+                createdAt: ConsoleText.time(key.createdAt),
+                state: key.retiredAt.map { "retired \(ConsoleText.time($0))" } ?? "active"
+            )
         }
-        return pages.page("signing-keys", ["title": "Signing keys", "keys": rows], caller: context.console)
+        return pages.page(SigningKeysPage(keys: rows), caller: context.console)
     }
 
     @Sendable func rotateSigningKey(_ request: Request, context: Context) async throws -> Response {
         _ = try await keys.rotate(origin: context.origin)
         return ConsolePages.seeOther("/console/signing-keys")
+    }
+}
+
+extension ConsoleRolesController {
+    struct RoleListPage: ConsolePage {
+        static let template = "roles"
+        struct Row {
+            let roleId: String
+            let provider: String
+            let status: String
+            let attestId: String
+            let duration: Int
+        }
+        let title: String
+        let appKey: String
+        let roles: [Row]
+        let providers = STSProvider.allCases.map(\.rawValue)
+    }
+
+    struct RolePage: ConsolePage {
+        static let template = "role"
+        let title: String
+        let appKey: String
+        let roleId: String
+        let settings: [ConsoleSetting]
+        let duration: Int
+    }
+
+    struct SigningKeysPage: ConsolePage {
+        static let template = "signing-keys"
+        struct Row {
+            let kid: String
+            let createdAt: String
+            let state: String
+        }
+        let title = "Signing keys"
+        let keys: [Row]
     }
 }

@@ -23,7 +23,7 @@ struct ConsoleSignInController {
 
     @Sendable func signInPage(_ request: Request, context: Context) async throws -> Response {
         let ended = request.uri.queryParameters.get("ended") != nil
-        return pages.page("sign-in", ["notice": ended ? "Your session ended. Sign in again." : ""], caller: nil)
+        return pages.page(SignInPage(notice: ended ? "Your session ended. Sign in again." : nil, error: nil), caller: nil)
     }
 
     @Sendable func signIn(_ request: Request, context: Context) async throws -> Response {
@@ -73,6 +73,14 @@ struct ConsoleSignInController {
     }
 
     private func refused(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        pages.page("sign-in", ["error": message], caller: nil, status: status)
+        pages.page(SignInPage(notice: nil, error: message), caller: nil, status: status)
+    }
+}
+
+extension ConsoleSignInController {
+    struct SignInPage: ConsolePage {
+        static let template = "sign-in"
+        let notice: String?
+        let error: String?
     }
 }
