@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 
 #if canImport(DeviceCheck) && !os(watchOS)
 import DeviceCheck
@@ -77,17 +78,17 @@ actor AppAttestKeyring {
 
     /// The token request's proof fields for `nonce`: an assertion by the attested key, or a new
     /// key's attestation.
-    func proof(nonce: String) async throws -> [String: String] {
+    func proof(nonce: String) async throws -> HardwareProof {
         let clientDataHash = Data(SHA256.hash(data: Data(nonce.utf8)))
         if attested, let keyID {
             let assertion = try await service.generateAssertion(keyID, clientDataHash: clientDataHash)
-            return ["nonce": nonce, "keyId": keyID, "assertion": assertion.base64EncodedString()]
+            return HardwareProof(nonce: nonce, keyID: keyID, attestation: nil, assertion: assertion.base64EncodedString())
         }
         let keyID: String
         if let existing = self.keyID { keyID = existing } else { keyID = try await service.generateKey() }
         self.keyID = keyID
         let attestation = try await service.attestKey(keyID, clientDataHash: clientDataHash)
-        return ["nonce": nonce, "keyId": keyID, "attestation": attestation.base64EncodedString()]
+        return HardwareProof(nonce: nonce, keyID: keyID, attestation: attestation.base64EncodedString(), assertion: nil)
     }
 
     /// The server took the proof: later requests assert.
@@ -98,5 +99,21 @@ actor AppAttestKeyring {
     func discard() {
         keyID = nil
         attested = false
+    }
+}
+
+/// What the token call carries for a hardware attester: the key's attestation the first time, an
+/// assertion after the server took it.
+struct HardwareProof: Sendable {
+    let nonce: String
+    let keyID: String
+    let attestation: String?
+    let assertion: String?
+
+    func apply(to request: inout Components.Schemas.AttestTokenRequest) {
+        request.nonce = nonce
+        request.keyId = keyID
+        request.attestation = attestation
+        request.assertion = assertion
     }
 }

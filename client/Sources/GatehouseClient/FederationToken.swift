@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 
 /// STS credentials as OSS's `OSSFederationToken` holds them (`tAccessKey`, `tSecretKey`, `tToken`,
 /// `expirationTimeInGMTFormat`), from Gatehouse's `/v1/sts/token` answer.
@@ -18,21 +19,14 @@ public struct FederationToken: Sendable, Equatable {
     /// When the credentials stop working.
     public let expiration: Date
 
-    init(json: [String: Any]) throws {
-        guard json["StatusCode"] as? Int == 200, let id = json["AccessKeyId"] as? String, let secret = json["AccessKeySecret"] as? String,
-            let token = json["SecurityToken"] as? String, let expiration = json["Expiration"] as? String,
-            let date = Gatehouse.parseDate(expiration)
-        else {
-            throw GatehouseClientError.storage(
-                statusCode: json["StatusCode"] as? Int ?? 0,
-                errorCode: json["ErrorCode"] as? String ?? "malformed_answer",
-                message: json["ErrorMessage"] as? String ?? ""
-            )
+    init(_ answer: Components.Schemas.STSToken) throws {
+        guard answer.statusCode == 200, let date = Gatehouse.parseDate(answer.expiration) else {
+            throw GatehouseClientError.storage(statusCode: answer.statusCode, errorCode: "malformed_answer", message: "no expiration")
         }
-        accessKeyID = id
-        accessKeySecret = secret
-        securityToken = token
-        expirationInGMTFormat = expiration
+        accessKeyID = answer.accessKeyId
+        accessKeySecret = answer.accessKeySecret
+        securityToken = answer.securityToken
+        expirationInGMTFormat = answer.expiration
         self.expiration = date
     }
 }

@@ -1,10 +1,7 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 import GatehouseSigning
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Attestation tokens (with their challenges, proof of work and App Attest) and the object-storage
 /// credentials they open.
@@ -34,37 +31,38 @@ extension Gatehouse {
 
     func attestOnce(attestID: String, captchaPassToken: String?) async throws -> AttestationToken {
         let device = try started()
-        let challenge = try await sdk("/v1/attest/challenges", ["attestId": attestID, "deviceId": device])
-        var body: [String: Any] = ["attestId": attestID, "deviceId": device]
-        if challenge["captchaRequired"] as? Bool == true {
-            guard let captchaPassToken else {
-                throw GatehouseClientError.captchaRequired(captchaPage: challenge["captchaPage"] as? String ?? "captcha")
-            }
-            body["captchaPassToken"] = captchaPassToken
+        let appKey = configuration.appKey
+        let asked = Components.Schemas.AttestChallengeRequest(attestId: attestID, deviceId: device)
+        let challenge = try await sdk("/v1/attest/challenges") {
+            try await $0.fetchAttestChallenge(headers: .init(unsignedFor: appKey), body: .json(asked)).ok.body.json
         }
-        if let pow = challenge["challenge"] as? [String: Any] {
+        var body = Components.Schemas.AttestTokenRequest(attestId: attestID, deviceId: device)
+        if challenge.captchaRequired {
+            guard let captchaPassToken else { throw GatehouseClientError.captchaRequired(captchaPage: challenge.captchaPage ?? "captcha") }
+            body.captchaPassToken = captchaPassToken
+        }
+        if let pow = challenge.challenge {
             let started = Date()
             do {
-                body["payload"] = try ProofOfWork.solve(pow, format: challenge["format"] as? String ?? "altcha-v1")
+                body.payload = try ProofOfWork.solve(pow, format: challenge.format)
             } catch {
                 throw GatehouseClientError.unsolvableChallenge
             }
-            log.log(.debug, "solved \(attestID) (level \(challenge["level"] as? Int ?? 0)) in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
+            log.log(.debug, "solved \(attestID) (level \(challenge.level)) in \(Int(Date().timeIntervalSince(started) * 1000)) ms")
         }
-        if let boundValue { body["pay"] = AttestationBinding.pay(boundValue) }
-        if let nonce = challenge["nonce"] as? String {
+        if let boundValue { body.pay = AttestationBinding.pay(boundValue) }
+        if let nonce = challenge.nonce {
             guard let appAttestKeys else { throw GatehouseClientError.hardwareAttestationUnavailable }
-            for (field, value) in try await appAttestKeys.proof(nonce: nonce) { body[field] = value }
+            try await appAttestKeys.proof(nonce: nonce).apply(to: &body)
         }
-        let answer = try await sdk("/v1/attest/tokens", body)
-        if challenge["nonce"] != nil { await appAttestKeys?.accepted() }
-        guard let token = answer["token"] as? String, let header = answer["tokenHeader"] as? String else {
-            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no token")
+        let solution = body
+        let answer = try await sdk("/v1/attest/tokens") {
+            try await $0.redeemAttestSolution(headers: .init(unsignedFor: appKey), body: .json(solution)).ok.body.json
         }
-        let expiresAt = (answer["expiresAt"] as? String).flatMap(Self.parseDate) ?? Date().addingTimeInterval(60)
-        let issued = AttestationToken(token: token, header: header, expiresAt: expiresAt, boundValue: boundValue)
+        if challenge.nonce != nil { await appAttestKeys?.accepted() }
+        let issued = AttestationToken(token: answer.token, header: answer.tokenHeader, expiresAt: answer.expiresAt, boundValue: boundValue)
         tokens[attestID] = issued
-        log.log(.info, "attestation token for \(attestID): \(GatehouseLogger.redacted(token))")
+        log.log(.info, "attestation token for \(attestID): \(GatehouseLogger.redacted(answer.token))")
         return issued
     }
 
@@ -96,12 +94,11 @@ extension Gatehouse {
     public func federationToken(roleID: String, attestID: String) async throws -> FederationToken {
         if let cached = federation[roleID], cached.expiration.timeIntervalSinceNow > FederationToken.refreshMargin { return cached }
         let attestation = try await attestationToken(attestID: attestID)
-        var components = URLComponents(url: configuration.baseURL.appendingPathComponent("v1/sts/token"), resolvingAgainstBaseURL: false)!
-        components.queryItems = [URLQueryItem(name: "appKey", value: configuration.appKey), URLQueryItem(name: "roleId", value: roleID)]
-        var request = URLRequest(url: components.url!)
-        request.setValue(attestation.token, forHTTPHeaderField: attestation.header)
-        let (data, _) = try await HTTPExchange.send(request, session: configuration.session)
-        let token = try FederationToken(json: HTTPExchange.json(data))
+        let query = Operations.GetSTSToken.Input.Query(appKey: configuration.appKey, roleId: roleID)
+        let answer = try await AttestationHeaderMiddleware.$token.withValue((attestation.header, attestation.token)) {
+            try await sdk("/v1/sts/token") { try await $0.getSTSToken(query: query).ok.body.json }
+        }
+        let token = try FederationToken(answer)
         federation[roleID] = token
         log.log(.info, "federation token for \(roleID) until \(token.expirationInGMTFormat)")
         return token

@@ -1,10 +1,8 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 import GatehouseSigning
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import OpenAPIRuntime
 
 /// The app's side of Gatehouse, as the seed SDKs offer it: device start with a ready signal,
 /// ztokens, request signatures, attestation tokens (solved, bound, prefetched), and STS credentials
@@ -22,14 +20,16 @@ public actor Gatehouse {
         public var clientDeviceID: String
         /// The seed's collection mode: 0 collects everything, higher values less (docs/sdk-protocol.md).
         public var collectType: Int
-        /// `ios` or `android`, as the app is registered.
-        public var platform: String
+        /// The platform the app is registered for.
+        public var platform: Components.Schemas.Platform
         /// How much the client logs; `.none` (the default) is silent.
         public var logLevel: GatehouseLogLevel
         /// Where log lines go (standard output unless set); lines never carry a secret or whole token.
         public var logSink: @Sendable (GatehouseLogLevel, String) -> Void
-        /// The session every call uses, for an app's own proxy or pinning delegate.
-        public var session: URLSession
+        /// How every call to Gatehouse travels: by default URLSession on Apple platforms and
+        /// AsyncHTTPClient on Linux; `URLSessionTransport(configuration: .init(session: yours))` for an
+        /// app's own proxy or pinning delegate.
+        public var transport: any ClientTransport
         /// App Attest for attesters that require hardware (`DeviceCheckAppAttest()` on a device);
         /// nil where the app has none, and such attesters refuse it.
         public var appAttest: (any AppAttestKeyService)?
@@ -44,10 +44,10 @@ public actor Gatehouse {
             secretKey: String,
             clientDeviceID: String,
             collectType: Int = 0,
-            platform: String = "ios",
+            platform: Components.Schemas.Platform = .ios,
             logLevel: GatehouseLogLevel = .none,
             logSink: @escaping @Sendable (GatehouseLogLevel, String) -> Void = { level, message in print("[gatehouse \(level)] \(message)") },
-            session: URLSession = .shared,
+            transport: any ClientTransport = defaultTransport(),
             appAttest: (any AppAttestKeyService)? = nil,
             appAttestKeyID: String? = nil
         ) {
@@ -61,7 +61,7 @@ public actor Gatehouse {
             self.platform = platform
             self.logLevel = logLevel
             self.logSink = logSink
-            self.session = session
+            self.transport = transport
         }
     }
 
@@ -78,6 +78,7 @@ public actor Gatehouse {
     }
 
     let configuration: Configuration
+    let api: SDKClient
     let log: GatehouseLogger
     private(set) public var deviceID: String?
     private var deviceKey: String?
@@ -91,6 +92,12 @@ public actor Gatehouse {
     /// A client for one app; call `start()` before anything that needs the device.
     public init(_ configuration: Configuration) {
         self.configuration = configuration
+        api = SDKClient(
+            baseURL: configuration.baseURL,
+            appKey: configuration.appKey,
+            secretKey: configuration.secretKey,
+            transport: configuration.transport
+        )
         self.log = GatehouseLogger(level: configuration.logLevel, sink: configuration.logSink)
         appAttestKeys = configuration.appAttest.map { AppAttestKeyring(service: $0, keyID: configuration.appAttestKeyID) }
     }
@@ -110,20 +117,27 @@ public actor Gatehouse {
     /// Starts (or re-initialises) the device: sends what the collection mode allows and gets the
     /// device id and the device key that signs requests. A re-start rotates the key.
     @discardableResult
-    public func start(unique: [String: String] = [:], environment: [String: Bool] = [:]) async throws -> String {
-        var body: [String: Any] = [
-            "deviceId": configuration.clientDeviceID, "collectType": configuration.collectType, "platform": configuration.platform,
-        ]
-        if !unique.isEmpty { body["unique"] = unique }
-        if !environment.isEmpty { body["environment"] = environment }
+    public func start(
+        unique: Components.Schemas.DeviceStartRequest.UniquePayload? = nil,
+        environment: Components.Schemas.DeviceStartRequest.EnvironmentPayload? = nil
+    ) async throws -> String {
+        let body = Components.Schemas.DeviceStartRequest(
+            deviceId: configuration.clientDeviceID,
+            collectType: configuration.collectType,
+            platform: configuration.platform,
+            unique: unique,
+            environment: environment
+        )
         let sentAt = Date()
-        let answer = try await sdk("/v1/sdk/device/start", body)
-        guard let id = answer["deviceId"] as? String, let key = answer["deviceKey"] as? String, let grant = Self.ztokenGrant(answer, sentAt: sentAt)
-        else {
-            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "device start answered without a device.")
+        let answer = try await sdk("/v1/sdk/device/start") {
+            try await $0.startDevice(headers: .init(unsignedFor: configuration.appKey), body: .json(body)).ok.body.json
         }
+        guard let grant = Self.ztokenGrant(answer, sentAt: sentAt) else {
+            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "device start answered without a ztoken key.")
+        }
+        let id = answer.deviceId
         deviceID = id
-        deviceKey = key
+        deviceKey = answer.deviceKey
         minter.update(grant)
         log.log(.info, "device started: \(id)")
         if let handler = readyHandler {
@@ -146,17 +160,17 @@ public actor Gatehouse {
     /// A ztoken minted by the server (`/v1/sdk/ztoken`), for a client that wants the server's clock
     /// and registration checks in the loop: the same format and the same single use.
     public func serverZToken(event: Int, account: String) async throws -> String {
-        let answer = try await sdk("/v1/sdk/ztoken", ["deviceId": try started(), "eventId": event, "accountId": account])
-        guard let token = answer["z"] as? String else { throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken") }
-        return token
+        let body = Components.Schemas.ZTokenRequest(deviceId: try started(), eventId: event, accountId: account)
+        return try await sdk("/v1/sdk/ztoken") {
+            try await $0.issueZToken(headers: .init(unsignedFor: configuration.appKey), body: .json(body)).ok.body.json.z
+        }
     }
 
-    static func ztokenGrant(_ answer: [String: Any], sentAt: Date) -> ZTokenMinter.Grant? {
-        guard let key = (answer["ztokenKey"] as? String).flatMap(Base64URL.decode), key.count == 32,
-            let context = (answer["ztokenContext"] as? String).flatMap(Base64URL.decode), context.count == ZTokenFormat.contextByteCount,
-            let ttl = answer["ztokenTtlSeconds"] as? Int, let events = answer["events"] as? [Int],
-            let serverTime = (answer["serverTime"] as? String).flatMap({ ISO8601DateFormatter().date(from: $0) })
+    static func ztokenGrant(_ answer: Components.Schemas.DeviceStartResponse, sentAt: Date) -> ZTokenMinter.Grant? {
+        guard let key = Base64URL.decode(answer.ztokenKey), key.count == 32,
+            let context = Base64URL.decode(answer.ztokenContext), context.count == ZTokenFormat.contextByteCount
         else { return nil }
+        let (ttl, events, serverTime) = (answer.ztokenTtlSeconds, answer.events, answer.serverTime)
         // The server's clock read somewhere between sending and answering: the midpoint errs least.
         let deviceTime = sentAt.addingTimeInterval(Date().timeIntervalSince(sentAt) / 2)
         return ZTokenMinter.Grant(
@@ -189,11 +203,10 @@ public actor Gatehouse {
     /// The H5 bridge through the server (`/v1/sdk/ztoken/bridge`): the same format, and the page's URL
     /// noted with the token, so that its decision shows `pageUrl`.
     public func serverBridgeZToken(pageJSON: String, pageURL: String, clientID: String, account: String) async throws -> String {
-        let body: [String: Any] = ["deviceId": try started(), "js": pageJSON, "url": pageURL, "c": clientID, "a": account]
-        guard let token = try await sdk("/v1/sdk/ztoken/bridge", body)["z"] as? String else {
-            throw GatehouseClientError.sdk(code: -8, reason: "malformed_answer", message: "no ztoken")
+        let body = Components.Schemas.BridgeZTokenRequest(deviceId: try started(), js: pageJSON, url: pageURL, c: clientID, a: account)
+        return try await sdk("/v1/sdk/ztoken/bridge") {
+            try await $0.issueBridgeZToken(headers: .init(unsignedFor: configuration.appKey), body: .json(body)).ok.body.json.z
         }
-        return token
     }
 
     // MARK: Request signatures
@@ -224,33 +237,16 @@ public actor Gatehouse {
         return deviceID
     }
 
-    /// A signed SDK call: the answer's JSON, or the SDK's code as an error.
-    func sdk(_ path: String, _ body: [String: Any]) async throws -> [String: Any] {
-        let data = try JSONSerialization.data(withJSONObject: body)
-        var request = URLRequest(url: configuration.baseURL.appendingPathComponent(String(path.dropFirst())))
-        request.httpMethod = "POST"
-        request.httpBody = data
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let headers = SDKRequestSigning.headers(
-            appKey: configuration.appKey,
-            secretKey: configuration.secretKey,
-            method: "POST",
-            path: path,
-            body: data
-        )
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (answerData, response) = try await HTTPExchange.send(request, session: configuration.session)
-        let answer = HTTPExchange.json(answerData)
-        let code = answer["code"] as? Int ?? (response.statusCode == 200 ? 0 : -8)
-        guard (200..<300).contains(response.statusCode), code == 0 else {
-            log.log(.warn, "\(path) refused: \(code) \(answer["reason"] as? String ?? "")")
-            throw GatehouseClientError.sdk(
-                code: code,
-                reason: answer["reason"] as? String ?? "http_\(response.statusCode)",
-                message: answer["message"] as? String ?? ""
-            )
+    /// A call through the generated client (signed by `SDKSigningMiddleware`): its answer, or the
+    /// SDK's refusal as an error, logged.
+    func sdk<Answer>(_ path: String, _ call: (Client) async throws -> Answer) async throws -> Answer {
+        do {
+            return try await call(api.client)
+        } catch let error as ClientError {
+            guard let refusal = error.underlyingError as? GatehouseClientError else { throw error }
+            if case .sdk(let code, let reason, _) = refusal { log.log(.warn, "\(path) refused: \(code) \(reason)") }
+            throw refusal
         }
-        return answer
     }
 
     static func parseDate(_ text: String) -> Date? {
