@@ -30,15 +30,24 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
-    let (router, admission) = try await routerAndAdmission(
-        configuration,
-        store: store,
-        box: box,
-        clock: clock,
-        registry: registry,
-        apps: operations,
-        logger: logger
-    )
+    let router: Router<GatehouseRequestContext>
+    let admission: AdmissionPolicy
+    do {
+        (router, admission) = try await routerAndAdmission(
+            configuration,
+            store: store,
+            box: box,
+            clock: clock,
+            registry: registry,
+            apps: operations,
+            logger: logger
+        )
+    } catch {
+        // A start refused after the store opened (an unreadable attestation file, missing pages)
+        // closes it: an open database left to its deinitializer stops the process with a trap.
+        await storeService.close()
+        throw error
+    }
 
     var app = Application(
         responder: CanonicalPathResponder(routes: router.buildResponder()),

@@ -121,6 +121,11 @@ public struct StoreService: Service {
         await sqlite?.close()
     }
 
+    /// Closes a store that will not run (a start refused after it opened).
+    public func close() async {
+        await sqlite?.close()
+    }
+
     /// How often the console's counters reach the database: what a crash can lose of them.
     public static let activityFlushInterval = Duration.seconds(5)
 

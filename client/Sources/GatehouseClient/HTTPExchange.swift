@@ -4,8 +4,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One request and its answer over URLSession, on every platform (the completion-handler API, which
-/// Linux's Foundation has in full).
+/// One of the app's own requests and its answer over URLSession (`AttestingSession`), on every
+/// platform (the completion-handler API, which Linux's Foundation has in full).
 enum HTTPExchange {
     static func send(_ request: URLRequest, session: URLSession) async throws -> (Data, HTTPURLResponse) {
         try await withCheckedThrowingContinuation { continuation in
@@ -20,9 +20,5 @@ enum HTTPExchange {
             }
             .resume()
         }
-    }
-
-    static func json(_ data: Data) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
     }
 }
