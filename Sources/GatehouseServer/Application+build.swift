@@ -30,23 +30,8 @@ public func buildApplication(
     let registry = PrometheusCollectorRegistry()
     let operations = AppOperations(store: store, box: box, clock: clock)
 
-    let router: Router<GatehouseRequestContext>
-    let admission: AdmissionPolicy
-    do {
-        (router, admission) = try await routerAndAdmission(
-            configuration,
-            store: store,
-            box: box,
-            clock: clock,
-            registry: registry,
-            apps: operations,
-            logger: logger
-        )
-    } catch {
-        // A start refused after the store opened (an unreadable attestation file, missing pages)
-        // closes it: an open database left to its deinitializer stops the process with a trap.
-        await storeService.close()
-        throw error
+    let (router, admission) = try await closingOnRefusal(storeService) {
+        try await routerAndAdmission(configuration, store: store, box: box, clock: clock, registry: registry, apps: operations, logger: logger)
     }
 
     var app = Application(
@@ -78,6 +63,18 @@ public func buildApplication(
         }
     }
     return app
+}
+
+/// Runs what may refuse the start after the store opened (an unreadable attestation file, missing
+/// pages), closing the store if it does: an open database left to its deinitializer stops the process
+/// with a trap.
+private func closingOnRefusal<T>(_ store: StoreService, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        await store.close()
+        throw error
+    }
 }
 
 /// The routes behind their guards and middleware, and the admission policy that knows their audiences.
