@@ -14,7 +14,7 @@ struct Gatehouse: AsyncParsableCommand {
         discussion: "Configuration comes from flags, then GATEHOUSE_* environment variables (docs/configuration.md).",
         subcommands: [
             Serve.self, Migrate.self, Purge.self, AdminTokenCommand.self, AppCommand.self, EventCommand.self, AttesterCommand.self, KeysCommand.self,
-            RoleCommand.self, MasterKeyCommand.self, VerifyAttestationCommand.self,
+            RoleCommand.self, MasterKeyCommand.self, VerifyAttestationCommand.self, RulesCommand.self,
         ]
     )
 }

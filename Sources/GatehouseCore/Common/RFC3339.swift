@@ -6,6 +6,13 @@ import Foundation
 /// must not be a 400.
 public enum RFC3339 {
     public static func parse(_ text: String) -> Date? {
+        guard let (seconds, nanos) = instant(text) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + Double(nanos) / 1e9)
+    }
+
+    /// The instant exactly: seconds since 1970 and nanoseconds (digits past the ninth dropped), for a
+    /// rule's `timestamp("...")`, which a `Date`'s double would round.
+    public static func instant(_ text: String) -> (seconds: Int64, nanos: Int32)? {
         let bytes = Array(text.utf8)
         var index = 0
         func digits(_ count: Int) -> Int? {
@@ -28,13 +35,13 @@ public enum RFC3339 {
             let second = digits(2),
             (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60, second <= 60
         else { return nil }
-        var fraction = 0.0
+        var nanos = 0
         if index < bytes.count, bytes[index] == 0x2E {
             index += 1
-            var scale = 0.1
+            var scale = 100_000_000
             let start = index
             while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                fraction += Double(bytes[index] - 0x30) * scale
+                nanos += Int(bytes[index] - 0x30) * scale
                 scale /= 10
                 index += 1
             }
@@ -53,7 +60,28 @@ public enum RFC3339 {
         guard index == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+        return (Int64(seconds), Int32(nanos))
+    }
+
+    /// A UTC instant's calendar fields; `weekday` 0 for Sunday.
+    public struct CivilTime: Sendable, Equatable {
+        public let year, month, day, hour, minute, second, weekday: Int
+    }
+
+    public static func civil(seconds: Int64) -> CivilTime {
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let rest = Int(seconds - Int64(days) * 86_400)
+        let (year, month, day) = UTCTime.civil(fromDays: days)
+        let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday
+        return CivilTime(
+            year: year,
+            month: month,
+            day: day,
+            hour: rest / 3600,
+            minute: rest % 3600 / 60,
+            second: rest % 60,
+            weekday: weekday
+        )
     }
 
     static func daysIn(month: Int, year: Int) -> Int {
