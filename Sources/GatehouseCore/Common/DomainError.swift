@@ -37,6 +37,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case eventNotRegistered = "event_not_registered"
         case invalidBridgeParameters = "invalid_bridge_parameters"
         case invalidRiskRules = "invalid_risk_rules"
+        case invalidPolicyRule = "invalid_policy_rule"
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
         case invalidIPAddress = "invalid_ip_address"

@@ -65,11 +65,14 @@ public struct RiskVerdict: Equatable, Sendable {
     public let decision: RiskDecision
     public let score: Int
     public let tags: [TagHit]
+    /// What the policy's rules did: those that matched (applied, or monitored) and those that failed.
+    public var rules: [RuleOutcome]
 
-    public init(decision: RiskDecision, score: Int, tags: [TagHit]) {
+    public init(decision: RiskDecision, score: Int, tags: [TagHit], rules: [RuleOutcome] = []) {
         self.decision = decision
         self.score = score
         self.tags = tags
+        self.rules = rules
     }
 }
 
@@ -117,20 +120,7 @@ public enum RiskEngine {
 
         var tags = hits.map { TagHit(tag: $0.0.rawValue, reason: $0.1, weight: $0.0.forcesReject ? 100 : rules.weights[$0.0] ?? 0) }
         tags.sort { ($0.tag, $0.reason) < ($1.tag, $1.reason) }
-        let kinds = Set(hits.map(\.0))
-        if kinds.contains(where: \.forcesReject) {
-            return RiskVerdict(decision: .reject, score: 100, tags: tags)
-        }
-        let score = min(100, tags.reduce(0) { $0 + $1.weight })
-        // The operator asked for a person: at least review, even over the allow list.
-        if kinds.contains(.challengeListed) {
-            return RiskVerdict(decision: score >= rules.rejectAt ? .reject : .review, score: score, tags: tags)
-        }
-        if kinds.contains(.allowListed) {
-            return RiskVerdict(decision: .pass, score: 0, tags: tags)
-        }
-        let decision: RiskDecision = score >= rules.rejectAt ? .reject : score >= rules.reviewAt ? .review : .pass
-        return RiskVerdict(decision: decision, score: score, tags: tags)
+        return outcome(tags: tags, kinds: Set(hits.map(\.0)), decided: nil, thresholds: rules)
     }
 
     /// What the SDK reported, overruled by what the hardware proved: a verified key in real hardware
@@ -276,8 +266,24 @@ extension RiskEngine {
             clientAddress: query.clientAddress.description,
             userAgent: query.userAgent,
             pageURL: pageURL,
-            verdict: judge(inputs, rules: facts.rules),
+            verdict: verdict(query, state: state, inputs: inputs, facts: facts),
             decidedAt: query.at
         )
+    }
+
+    /// The built-in verdict, then the policy's rules over it (none, most often: nothing to evaluate).
+    static func verdict(_ query: RiskQuery, state: ZTokenState, inputs: RiskInputs, facts: RiskFacts) -> RiskVerdict {
+        let builtIn = judge(inputs, rules: facts.rules)
+        let rules = facts.policy.policyRules(for: query.eventID)
+        guard !rules.isEmpty else { return builtIn }
+        let values = RuleFacts.values(
+            query,
+            state: state,
+            device: facts.device,
+            velocity: facts.velocity,
+            listHits: inputs.listHits,
+            verdict: builtIn
+        )
+        return apply(rules, to: builtIn, facts: values, thresholds: facts.rules)
     }
 }

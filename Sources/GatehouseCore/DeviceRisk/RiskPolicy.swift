@@ -8,8 +8,17 @@ public struct RiskPolicy: Sendable {
     public let events: Set<Int>
     /// The app has an active attester that requires a hardware-attested device.
     public let hardwareRequired: Bool
+    /// The fraud team's rules, parsed and checked when the policy was read.
+    public let compiledRules: [CompiledRule]
 
-    public init(rules: [Int: RiskRules], listEntries: [RiskListEntry], events: Set<Int>, attesters: [Attester]) {
+    public init(
+        rules: [Int: RiskRules],
+        listEntries: [RiskListEntry],
+        events: Set<Int>,
+        attesters: [Attester],
+        compiledRules: [CompiledRule] = []
+    ) {
+        self.compiledRules = compiledRules
         self.rules = rules
         self.listEntries = listEntries
         self.events = events
@@ -18,6 +27,11 @@ public struct RiskPolicy: Sendable {
 
     /// An app with no rules, lists, events or attesters of its own.
     public static let none = RiskPolicy(rules: [:], listEntries: [], events: [], attesters: [])
+
+    /// The policy rules that judge one event's queries: the app's and the event's own, in name order.
+    public func policyRules(for event: EventID) -> [CompiledRule] {
+        compiledRules.filter { $0.rule.eventID == nil || $0.rule.eventID == event }
+    }
 
     /// The rules in force for one event: the event's own over the app's over the defaults.
     public func effectiveRules(for event: EventID) -> EffectiveRiskRules {

@@ -1,0 +1,111 @@
+import Foundation
+import GatehouseCore
+import Testing
+
+/// The fraud team's rules over the built-in verdict: validated as they will run, applied in enforce,
+/// only recorded in monitor, a failing rule applying nothing, and the order of decisions.
+struct PolicyRuleTests {
+    let thresholds = RiskRules.effective(app: nil, event: nil)
+
+    func rule(_ name: String, _ when: String, _ then: PolicyRule.Effect, _ mode: PolicyRule.Mode = .enforce) throws -> CompiledRule {
+        try PolicyRule.validated(name: name, when: when, then: then, mode: mode, eventID: nil)
+    }
+
+    func apply(_ rules: [CompiledRule], to builtIn: RiskVerdict = RiskVerdict(decision: .pass, score: 10, tags: [])) -> RiskVerdict {
+        RiskEngine.apply(rules, to: builtIn, facts: ExpressionTests.facts, thresholds: thresholds)
+    }
+
+    @Test func anEnforcedTagAddsItsWeightAndAMonitoredOneOnlyItsOutcome() throws {
+        let enforced = try rule("new-device", "now - device.firstSeen < duration(\"1h\")", .tag("rule.new_device", weight: 40))
+        let monitored = try rule("busy-address", "velocity.ipDevicesLastHour > 20", .tag("rule.busy_address", weight: 50), .monitor)
+        let verdict = apply([enforced, monitored])
+        #expect(verdict.tags.map(\.tag) == ["rule.new_device"])
+        #expect(verdict.score == 40 && verdict.decision == .review)
+        #expect(verdict.rules.map(\.rule) == ["new-device", "busy-address"])
+        #expect(verdict.rules.allSatisfy { $0.error == nil })
+        #expect(verdict.rules.last?.mode == .monitor && verdict.rules.last?.effect == "tag rule.busy_address +50")
+    }
+
+    @Test func decisionsGoInTheirOrder() throws {
+        let pass = try rule("trusted", "true", .decide(.pass))
+        let review = try rule("look", "true", .decide(.review))
+        let reject = try rule("stop", "true", .decide(.reject))
+        #expect(apply([pass]).decision == .pass)
+        #expect(apply([pass, review]).decision == .review)
+        #expect(apply([review, reject, pass]).decision == .reject)
+        // A bad token rejects whatever a rule says.
+        let forged = RiskVerdict(decision: .reject, score: 100, tags: [TagHit(tag: "token.forged", reason: "x", weight: 100)])
+        #expect(apply([pass], to: forged).decision == .reject)
+        // A rule that does not hold leaves nothing.
+        let never = try rule("never", "false", .decide(.reject))
+        #expect(apply([never]).rules.isEmpty && apply([never]).decision == .pass)
+    }
+
+    @Test func aFailingRuleAppliesNothingAndSaysWhy() throws {
+        let failing = try rule("absent-fact", "device.platform == \"ios\"", .decide(.reject))
+        let verdict = apply([failing])
+        #expect(verdict.decision == .pass)
+        #expect(verdict.rules.first?.error?.contains("platform") == true)
+    }
+
+    @Test(arguments: [
+        ("Bad Name", "true", PolicyRule.Effect.decide(.review), "name"),
+        ("ok", "true", .tag("new_device", weight: 10), "then.tag"),
+        ("ok", "true", .tag("rule.x", weight: 101), "then.weight"),
+        ("ok", "1 + 1", .decide(.review), "when"),
+        ("ok", "device.nosuch", .decide(.review), "when"),
+    ])
+    func refusesWhatWouldNotRun(_ name: String, _ when: String, _ then: PolicyRule.Effect, _ field: String) {
+        #expect(throws: DomainError.self) { _ = try PolicyRule.validated(name: name, when: when, then: then, mode: .enforce, eventID: nil) }
+        do {
+            _ = try PolicyRule.validated(name: name, when: when, then: then, mode: .enforce, eventID: nil)
+        } catch {
+            #expect(error.field == field && error.code == .invalidPolicyRule)
+        }
+    }
+
+    @Test func aRefusedExpressionNamesWhere() {
+        do {
+            _ = try PolicyRule.validated(name: "x", when: "event == 3301 &&\n  nosuch > 1", then: .decide(.review), mode: .enforce, eventID: nil)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.detail.hasPrefix("2:3: "))
+        }
+    }
+
+    /// The facts a query gives its rules: the device's, the velocity counts, the built-in tags and score.
+    @Test func aQueryGivesItsRulesItsFacts() throws {
+        let appID = AppID(UUID())
+        let device = Device(
+            appID: appID,
+            id: DeviceID(bytes: Array(repeating: 2, count: 16)),
+            clientDeviceID: "d",
+            mode: [],
+            platform: .android,
+            sdkVersion: nil,
+            basic: nil,
+            unique: nil,
+            extra: nil,
+            environment: [.proxy],
+            firstSeen: Date(timeIntervalSince1970: 1_800_000_000),
+            lastSeen: Date(timeIntervalSince1970: 1_800_000_000),
+            lastAddress: "198.51.100.1"
+        )
+        let query = RiskQuery(
+            appID: appID,
+            eventID: try EventID(validating: 3301),
+            accountID: try AccountID(validating: "a"),
+            clientAddress: IPAddress("203.0.113.9")!,
+            tokenState: .fresh,
+            claims: nil,
+            at: Date(timeIntervalSince1970: 1_800_000_600)
+        )
+        let builtIn = RiskVerdict(decision: .pass, score: 15, tags: [TagHit(tag: "device.proxy", reason: "r", weight: 15)])
+        let facts = RuleFacts.values(query, state: .fresh, device: device, velocity: nil, listHits: [], verdict: builtIn)
+        let expression = try ExpressionParser.parse(
+            "device.platform == 'android' && device.signals.proxy && now - device.firstSeen == duration('10m') && 'device.proxy' in tags && score == 15 && device.startedFrom != client.address"
+        )
+        _ = try ExpressionChecker.check(expression, in: RuleVariables.environment)
+        #expect(ExpressionEvaluator.evaluate(expression, facts: facts) == .success(.bool(true)))
+    }
+}
