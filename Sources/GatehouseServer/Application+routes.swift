@@ -28,6 +28,7 @@ func capabilityRoutes(
     RiskController(risk: RiskQueryOperations(store: store.deviceRisk, keys: ServerKeys(box: box), clock: clock)).register(on: &routes)
     let riskAdmin = RiskAdminOperations(store: store.deviceRisk, apps: operations, clock: clock)
     AdminRiskController(risk: riskAdmin).register(on: &routes)
+    AdminPolicyRulesController(rules: PolicyRuleOperations(store: store.deviceRisk, apps: operations, clock: clock)).register(on: &routes)
     let signingKeys = SigningKeyRing(store: store.attestation, box: box, clock: clock)
     let signatures = SignatureOperations(store: store.signatures, devices: store.deviceRisk, captcha: store.captcha, box: box, clock: clock)
     let limits = RateLimits(

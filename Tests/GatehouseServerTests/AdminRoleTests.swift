@@ -24,7 +24,10 @@ import Testing
                 )
             }
             let viewer: HTTPFields = [.authorization: "Bearer \(viewerToken)", .contentType: "application/json"]
-            for path in ["/v1/admin/apps", "/v1/admin/apps/\(appKey)", "/v1/admin/audit", "/v1/admin/apps/\(appKey)/risk/rules"] {
+            for path in [
+                "/v1/admin/apps", "/v1/admin/apps/\(appKey)", "/v1/admin/audit", "/v1/admin/apps/\(appKey)/risk/rules",
+                "/v1/admin/apps/\(appKey)/risk/policy-rules",
+            ] {
                 #expect(try await server.send(.get, path, headers: viewer).status == .ok, "\(path)")
             }
             let auditBefore = try await server.send(.get, "/v1/admin/audit").body
@@ -36,6 +39,8 @@ import Testing
                 (.patch, "/v1/admin/apps/\(appKey)/settings", #"{"retentionDays":7}"#),
                 (.post, "/v1/admin/apps/\(appKey)/secrets/server/rotate", #"{"overlapSeconds":0}"#),
                 (.post, "/v1/admin/signing-keys/rotate", nil),
+                (.put, "/v1/admin/apps/\(appKey)/risk/policy-rules/busy", #"{"when":"score > 10","then":{"decide":"review"}}"#),
+                (.delete, "/v1/admin/apps/\(appKey)/risk/policy-rules/busy", nil),
             ]
             for (method, path, body) in changes {
                 let refused = try await server.send(method, path, headers: viewer, body: body)

@@ -42,7 +42,12 @@ import Testing
                 decision: state == .fresh ? .review : .reject,
                 score: state == .fresh ? 40 : 100,
                 tags: state == .fresh
-                    ? [TagHit(tag: "device.jailbreak", reason: "The SDK said \"jailbroken\" \u{01}\u{1f}\n\r\u{08}\u{0c}\t\u{7f}.", weight: 40)] : []
+                    ? [TagHit(tag: "device.jailbreak", reason: "The SDK said \"jailbroken\" \u{01}\u{1f}\n\r\u{08}\u{0c}\t\u{7f}.", weight: 40)] : [],
+                rules: state == .fresh
+                    ? [
+                        RuleOutcome(rule: "new-device", mode: .enforce, effect: "tag rule.new_device +40", error: nil),
+                        RuleOutcome(rule: "absent", mode: .monitor, effect: "decide reject", error: "no such key: 'osPatchLevel' \"é\""),
+                    ] : []
             ),
             decidedAt: Date(timeIntervalSince1970: seconds)
         )
@@ -134,6 +139,11 @@ extension Components.Schemas.RiskDecisionView {
             clientIp: record.clientAddress,
             userAgent: record.userAgent,
             pageUrl: record.pageURL,
+            rules: record.verdict.rules.isEmpty
+                ? nil
+                : record.verdict.rules.map {
+                    .init(rule: $0.rule, mode: .init(rawValue: $0.mode.rawValue) ?? .enforce, effect: $0.effect, error: $0.error)
+                },
             decidedAt: record.decidedAt
         )
     }

@@ -38,6 +38,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidBridgeParameters = "invalid_bridge_parameters"
         case invalidRiskRules = "invalid_risk_rules"
         case invalidPolicyRule = "invalid_policy_rule"
+        case policyRuleNotFound = "policy_rule_not_found"
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
         case invalidIPAddress = "invalid_ip_address"
@@ -114,6 +115,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         public var kind: Kind {
             switch self {
             case .appNotFound, .attesterNotFound, .roleNotFound, .captchaNotFound, .eventNotFound, .listEntryNotFound, .deviceNotFound,
+                .policyRuleNotFound,
                 .decisionNotFound:
                 .notFound
             case .appDisabled, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:

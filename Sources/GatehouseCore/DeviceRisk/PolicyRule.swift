@@ -22,6 +22,20 @@ public struct PolicyRule: Sendable, Equatable {
     /// Nil for every event of the app.
     public let eventID: EventID?
 
+    /// A rule as stored; `compiled()` checks it again before it judges anything.
+    public init(name: String, when: String, then: Effect, mode: Mode, eventID: EventID?) {
+        self.name = name
+        self.when = when
+        self.then = then
+        self.mode = mode
+        self.eventID = eventID
+    }
+
+    /// The rule parsed and checked, as `validated` does it.
+    public func compiled() throws(DomainError) -> CompiledRule {
+        try Self.validated(name: name, when: when, then: then, mode: mode, eventID: eventID)
+    }
+
     /// Rules an app may have at most: the bound on each query's evaluation work, with each
     /// expression's own cost bound.
     public static let maximumPerApp = 200

@@ -63,6 +63,7 @@ enum RiskDecisionJSON {
                 json.key("pageUrl")
                 json.string(page)
             }
+            write(record.verdict.rules, into: &json)
             json.key("score")
             json.integer(record.verdict.score)
             json.key("tags")
@@ -81,6 +82,23 @@ enum RiskDecisionJSON {
             if let agent = record.userAgent {
                 json.key("userAgent")
                 json.string(agent)
+            }
+        }
+    }
+
+    /// `rules`: what the policy's rules did, when any matched or failed.
+    static func write(_ outcomes: [RuleOutcome], into json: inout JSONWriter) {
+        guard !outcomes.isEmpty else { return }
+        json.key("rules")
+        json.array(outcomes) { json, outcome in
+            json.object { json in
+                json.key("effect")
+                json.string(outcome.effect)
+                optional(&json, "error", outcome.error)
+                json.key("mode")
+                json.string(outcome.mode.rawValue)
+                json.key("rule")
+                json.string(outcome.rule)
             }
         }
     }

@@ -81,6 +81,12 @@ public protocol DeviceRiskStore: ActivityCounting {
     /// Rules by scope: 0 for the app, else the event id.
     func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules]
     func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError)
+    /// The fraud team's rules, by name.
+    func policyRules(appID: AppID) async throws(StoreError) -> [PolicyRule]
+    /// Creates or replaces the rule of its name; `.conflict` past `PolicyRule.maximumPerApp` rules.
+    func putPolicyRule(_ rule: PolicyRule, appID: AppID, at now: Date, audit: AuditEntry) async throws(StoreError)
+    /// `.notFound` if the app has no rule of that name.
+    func removePolicyRule(appID: AppID, name: String, audit: AuditEntry) async throws(StoreError)
     /// `.conflict` for an entry that is already on the list.
     func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError)
     func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry]

@@ -38,7 +38,8 @@ extension SQLDeviceRiskStore {
                 rules: try await Self.riskRules(appID: appID, in: self.database),
                 listEntries: try await Self.listEntries(appID: appID, in: self.database),
                 events: try await Self.registeredEvents(appID: appID, in: self.database),
-                attesters: try await self.attestation.attesters(appID: appID).map(\.attester)
+                attesters: try await self.attestation.attesters(appID: appID).map(\.attester),
+                compiledRules: try await Self.policyRules(appID: appID, in: self.database).compactMap { try? $0.compiled() }
             )
         } ?? .none
     }
@@ -108,18 +109,25 @@ extension SQLDeviceRiskStore {
         rows.reserveCapacity(records.count)
         for record in records {
             guard let tags = try? encoder.encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
+            // Most decisions no rule touched: no outcomes, no column written.
+            var outcomes: String?
+            if !record.verdict.rules.isEmpty {
+                guard let encoded = try? encoder.encode(record.verdict.rules) else { throw .corruptRow("rule outcomes do not encode") }
+                outcomes = String(decoding: encoded, as: UTF8.self)
+            }
             rows.append(
                 """
                 (\(record.appID.rawValue), \(record.id), \(record.decidedAt), \(record.eventID.rawValue), \(record.accountID.rawValue),
                  \(record.deviceID?.rawValue), \(record.tokenID), \(record.tokenState.rawValue), \(record.clientAddress), \(record.userAgent),
-                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(String(decoding: tags, as: UTF8.self)))
+                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(String(decoding: tags, as: UTF8.self)),
+                 \(outcomes))
                 """
             )
         }
         try await database.query(
             """
             INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
-                                        client_address, user_agent, page_url, score, decision, tags)
+                                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes)
             VALUES \(SQL.joined(rows, separator: ", "))
             """
         )

@@ -87,6 +87,11 @@ extension SQLDeviceRiskStore {
             let decision = RiskDecision(rawValue: try row.text("decision")),
             let tags = try? JSONDecoder().decode([TagHit].self, from: Data(try row.text("tags").utf8))
         else { throw .corruptRow("risk decision row") }
+        var outcomes: [RuleOutcome] = []
+        if let text = try row.optionalText("rule_outcomes") {
+            guard let decoded = try? JSONDecoder().decode([RuleOutcome].self, from: Data(text.utf8)) else { throw .corruptRow("rule outcomes") }
+            outcomes = decoded
+        }
         let deviceID = try row.optionalText("device_id").flatMap { try? DeviceID(validating: $0) }
         return RiskDecisionRecord(
             id: try row.uuid("decision_id"),
@@ -99,7 +104,7 @@ extension SQLDeviceRiskStore {
             clientAddress: try row.optionalText("client_address"),
             userAgent: try row.optionalText("user_agent"),
             pageURL: try row.optionalText("page_url"),
-            verdict: RiskVerdict(decision: decision, score: Int(try row.int("score")), tags: tags),
+            verdict: RiskVerdict(decision: decision, score: Int(try row.int("score")), tags: tags, rules: outcomes),
             decidedAt: try row.date("decided_at")
         )
     }
