@@ -11,8 +11,8 @@ import GatehouseCore
 struct RulesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rules",
-        abstract: "Risk rules' expressions: check and evaluate them offline, list what they may name.",
-        subcommands: [Evaluate.self, Variables.self]
+        abstract: "The fraud team's policy rules: list, put and remove them; check and evaluate an expression offline.",
+        subcommands: [List.self, Put.self, Remove.self, Evaluate.self, Variables.self]
     )
 
     struct Evaluate: AsyncParsableCommand {
