@@ -10,6 +10,9 @@ public struct RiskPolicy: Sendable {
     public let hardwareRequired: Bool
     /// The fraud team's rules, parsed and checked when the policy was read.
     public let compiledRules: [CompiledRule]
+    /// The rules that judge each registered event, worked out once per read of the policy, not per query.
+    private let rulesByEvent: [Int: [CompiledRule]]
+    private let appRules: [CompiledRule]
 
     public init(
         rules: [Int: RiskRules],
@@ -19,6 +22,12 @@ public struct RiskPolicy: Sendable {
         compiledRules: [CompiledRule] = []
     ) {
         self.compiledRules = compiledRules
+        appRules = compiledRules.filter { $0.rule.eventID == nil }
+        var byEvent: [Int: [CompiledRule]] = [:]
+        for event in events {
+            byEvent[event] = compiledRules.filter { $0.rule.eventID == nil || $0.rule.eventID?.rawValue == event }
+        }
+        rulesByEvent = byEvent
         self.rules = rules
         self.listEntries = listEntries
         self.events = events
@@ -30,7 +39,7 @@ public struct RiskPolicy: Sendable {
 
     /// The policy rules that judge one event's queries: the app's and the event's own, in name order.
     public func policyRules(for event: EventID) -> [CompiledRule] {
-        compiledRules.filter { $0.rule.eventID == nil || $0.rule.eventID == event }
+        rulesByEvent[event.rawValue] ?? appRules
     }
 
     /// The rules in force for one event: the event's own over the app's over the defaults.

@@ -143,7 +143,7 @@ private struct Scope {
         case "dyn" where !member && types.count == 1:
             return .dyn
         default:
-            let candidates = ExpressionFunctions.overloads.filter { $0.name == function && $0.member == member }
+            let candidates = (ExpressionFunctions.byName[function] ?? []).filter { $0.member == member }
             guard !candidates.isEmpty else {
                 throw ExpressionRefusal(.unknownFunction, at: position, "undeclared reference to '\(function)'\(member ? " (as a method)" : "")")
             }

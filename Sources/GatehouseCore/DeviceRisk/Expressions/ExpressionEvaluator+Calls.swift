@@ -21,14 +21,14 @@ extension Run {
         case "size" where values.count == 1: return try size(values[0])
         case "dyn" where target == nil && values.count == 1: return values[0]
         default:
-            let kinds = values.map(\.type)
             guard
-                let overload = ExpressionFunctions.overloads.first(where: {
-                    $0.name == function && $0.member == (target != nil) && $0.parameters.count == kinds.count
-                        && zip($0.parameters, kinds).allSatisfy { $1.fits($0) }
+                let overload = (ExpressionFunctions.byName[function] ?? []).first(where: {
+                    $0.member == (target != nil) && $0.parameters.count == values.count
+                        && zip($0.parameters, values).allSatisfy { $1.isOf($0) }
                 })
             else {
-                throw EvaluationError("found no matching overload for '\(function)' applied to (\(kinds.map(\.description).joined(separator: ", ")))")
+                let kinds = values.map(\.type.description).joined(separator: ", ")
+                throw EvaluationError("found no matching overload for '\(function)' applied to (\(kinds))")
             }
             return try overload.apply(values, &budget)
         }

@@ -15,6 +15,10 @@ struct ExpressionOverload: Sendable {
 enum ExpressionFunctions {
     static let overloads: [ExpressionOverload] = arithmetic + comparisons + strings + conversions + times + addresses
 
+    /// The overloads by name: a rule's call looks among a handful, not all of them (a query may
+    /// evaluate 200 rules).
+    static let byName: [String: [ExpressionOverload]] = Dictionary(grouping: overloads, by: \.name)
+
     static func overload(
         _ name: String,
         _ parameters: [ExpressionType],
