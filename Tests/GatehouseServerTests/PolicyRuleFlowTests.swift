@@ -56,6 +56,10 @@ import Testing
             let stored = try await server.send(.get, "/v1/risk/decisions/\(decision.decisionId)", headers: app.backend)
                 .decoded(Components.Schemas.RiskDecisionView.self)
             #expect(stored.rules == decision.rules)
+            // The console's decision page says what each rule did.
+            let browser = try await ConsoleTests.signIn(server, token: server.adminToken)
+            let page = try await server.send(.get, "/console/apps/\(app.appKey)/decisions/\(decision.decisionId)", headers: browser.headers).text
+            #expect(page.contains("id=\"decision-rules\"") && page.contains("would have applied") && page.contains("failed: "))
 
             #expect(try await server.send(.delete, "\(rules)/new-device").status == .noContent)
             let missing = try await server.send(.delete, "\(rules)/new-device")

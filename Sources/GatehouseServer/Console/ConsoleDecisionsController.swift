@@ -63,7 +63,11 @@ struct ConsoleDecisionsController {
             facts: facts,
             appKey: appKey.rawValue,
             deviceId: record.deviceID?.rawValue,
-            tags: record.verdict.tags
+            tags: record.verdict.tags,
+            hasRules: !record.verdict.rules.isEmpty,
+            rules: record.verdict.rules.map {
+                DecisionPage.Rule(rule: $0.rule, mode: $0.mode.rawValue, effect: $0.effect, error: $0.error, applied: $0.mode == .enforce)
+            }
         )
         return pages.page(shown, caller: context.console)
     }
@@ -109,5 +113,15 @@ extension ConsoleDecisionsController {
         let deviceId: String?
         /// Each with its `tag`, `reason` and `weight`.
         let tags: [TagHit]
+        /// What the policy rules did: matched in enforce (applied), in monitor (would have), or failed.
+        struct Rule {
+            let rule: String
+            let mode: String
+            let effect: String
+            let error: String?
+            let applied: Bool
+        }
+        let hasRules: Bool
+        let rules: [Rule]
     }
 }
