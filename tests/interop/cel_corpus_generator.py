@@ -83,6 +83,21 @@ for e in ['cidr("10.0.0.0/8").containsIP(ip("10.1.2.3"))', 'cidr("10.0.0.0/8").c
           'cidr("10.0.0.0")', 'cidr("10.0.0.0/33")', 'cidr("10.0.0.0/8").containsIP("bad")', 'ip(" 10.0.0.1")', 'cidr("0.0.0.0/0").containsIP(ip("8.8.8.8"))',
           'cidr("10.0.0.0/08")', '[cidr("10.0.0.0/8"), cidr("192.168.0.0/16")].exists(n, n.containsIP("192.168.4.4"))']:
     v(e)
+EXAMPLE_RULES = [
+    "event == 3305 && has(device.firstSeen) && now - device.firstSeen < duration(\"1h\")",
+    "velocity.ipDevicesLastHour > 20 && velocity.deviceAccountsLastDay > 2",
+    "event == 3305 && !has(device.attestation) && !account.startsWith(\"vip-\")",
+    "[\"198.51.100.0/24\", \"203.0.113.0/24\"].exists(n, cidr(n).containsIP(client.address))",
+    "device.known && has(device.startedFrom) && device.startedFrom != client.address && velocity.deviceEventsLastMinute > 5",
+    "device.signals.proxy || device.signals.vpn",
+    "has(token.age) && token.age > duration(\"4m\")",
+    "has(client.userAgent) && [\"curl\", \"python-requests\", \"okhttp/2\"].exists(s, client.userAgent.lowerAscii().contains(s))",
+    "device.attestationFailed && score >= 30",
+    "(now.getHours() >= 1 && now.getHours() < 5) && velocity.accountDevicesLastDay > 1",
+    "has(device.osPatchLevel) && device.osPatchLevel < 202301",
+    "\"list.challenge\" in tags && score < 20"
+]
+
 # 7. risk facts
 base = {"token": {"state": "fresh", "age": "12s"}, "event": 3301, "account": "shopper-17", "client": {"address": "203.0.113.7", "userAgent": "Shop/5.2 (iPhone)"},
         "device": {"known": True, "id": "dev-1", "firstSeen": "2026-11-26T09:30:00Z", "lastSeen": "2026-11-26T09:59:00Z", "platform": "ios",
@@ -102,6 +117,9 @@ for facts in (base, unknown, hardware):
               'has(device.attestation) ? device.attestation == "appAttest" : false', 'device.osPatchLevel < 202401', 'account.startsWith("shopper-")',
               'lists.deny || lists.challenge', 'size(tags) > 1 && !lists.allow', 'now.getHours() >= 22 || now.getHours() < 6',
               'device.known && device.startedFrom != client.address', 'device.firstSeen + duration("24h") > now', 'event in [3301, 3302] && score > 30']:
+        v(e, facts)
+    # The example rules of docs/risk.md, as written there.
+    for e in EXAMPLE_RULES:
         v(e, facts)
 # 8. refusals
 r("1 +", "syntax", "1:4"); r("(1 + 2", "syntax", "1:7"); r("1 + + 2", "syntax", "1:5"); r("a b", "syntax", "1:3", cel="error")
