@@ -72,15 +72,21 @@ import Testing
         }
     }
 
-    /// At most 200 rules an app: the 201st is refused, a replacement of an existing one is not.
-    @Test func anAppHasAtMostTwoHundredRules() async throws {
-        try await withServer(.sqlite) { server in
+    /// At most 200 rules an app: of two new rules sent at once for the 200th place, one is stored and
+    /// the other refused; the 201st is refused, a replacement of an existing one is not.
+    @Test(arguments: TestStoreKind.available)
+    func anAppHasAtMostTwoHundredRules(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
             let app = try await Flow.createApp(server)
             let rules = "/v1/admin/apps/\(app.appKey)/risk/policy-rules"
-            for index in 0..<200 {
+            for index in 0..<199 {
                 let put = try await server.send(.put, "\(rules)/r\(index)", body: #"{"when":"score > \#(index)","then":{"decide":"review"}}"#)
                 #expect(put.status == .ok)
             }
+            async let first = server.send(.put, "\(rules)/last-a", body: #"{"when":"true","then":{"decide":"review"}}"#)
+            async let second = server.send(.put, "\(rules)/last-b", body: #"{"when":"true","then":{"decide":"review"}}"#)
+            let statuses = [try await first.status, try await second.status].map(\.code).sorted()
+            #expect(statuses == [200, 409], "\(statuses)")
             let extra = try await server.send(.put, "\(rules)/r200", body: #"{"when":"true","then":{"decide":"review"}}"#)
             #expect(extra.status == .conflict && extra.problem?.code == "invalid_policy_rule")
             #expect(try await server.send(.put, "\(rules)/r7", body: #"{"when":"true","then":{"decide":"pass"}}"#).status == .ok)

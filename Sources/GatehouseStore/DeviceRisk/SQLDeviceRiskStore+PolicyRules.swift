@@ -13,11 +13,14 @@ extension SQLDeviceRiskStore {
     }
 
     /// Creates or replaces the rule of that name; `.conflict` when it would be one more than
-    /// `PolicyRule.maximumPerApp` (counted in the write's transaction, so two at once cannot both pass).
+    /// `PolicyRule.maximumPerApp`. The count is taken under the app row's lock: under PostgreSQL's read
+    /// committed, two writes that only counted could both see 199 and both insert.
     public func putPolicyRule(_ rule: PolicyRule, appID: AppID, at now: Date, audit: AuditEntry) async throws(StoreError) {
         let effect = try Self.effectJSON(rule.then)
         let event: SQLValue = rule.eventID.map { .int(Int64($0.rawValue)) } ?? .null
         try await changing(audit) { transaction in
+            // A no-op update that takes the app row's lock until commit (SQLite has one writer anyway).
+            try await transaction.query("UPDATE apps SET updated_at = updated_at WHERE app_id = \(appID.rawValue)")
             let existing = try await transaction.query(
                 "SELECT count(*) AS rules, sum(CASE WHEN name = \(rule.name) THEN 1 ELSE 0 END) AS same FROM policy_rules WHERE app_id = \(appID.rawValue)"
             ).first
