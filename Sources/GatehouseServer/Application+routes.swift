@@ -25,9 +25,10 @@ func capabilityRoutes(
 
     let sdkOperations = SDKOperations(store: store.deviceRisk, apps: store.apps, box: box, clock: clock)
     SDKController(operations: sdkOperations).register(on: &routes)
-    RiskController(risk: RiskQueryOperations(store: store.deviceRisk, keys: ServerKeys(box: box), clock: clock)).register(on: &routes)
+    let labels = DecisionLabelOperations(store: store.deviceRisk, apps: operations, clock: clock)
+    RiskController(risk: RiskQueryOperations(store: store.deviceRisk, keys: ServerKeys(box: box), clock: clock), labels: labels).register(on: &routes)
     let riskAdmin = RiskAdminOperations(store: store.deviceRisk, apps: operations, clock: clock)
-    AdminRiskController(risk: riskAdmin).register(on: &routes)
+    AdminRiskController(risk: riskAdmin, labels: labels).register(on: &routes)
     AdminPolicyRulesController(rules: PolicyRuleOperations(store: store.deviceRisk, apps: operations, clock: clock)).register(on: &routes)
     let signingKeys = SigningKeyRing(store: store.attestation, box: box, clock: clock)
     let signatures = SignatureOperations(store: store.signatures, devices: store.deviceRisk, captcha: store.captcha, box: box, clock: clock)
@@ -66,6 +67,7 @@ func capabilityRoutes(
         clock: clock,
         apps: operations,
         risk: riskAdmin,
+        labels: labels,
         attesters: attesters,
         roles: roles,
         keys: signingKeys
@@ -113,6 +115,7 @@ struct ConsoleControllers {
     let clock: any GatehouseClock
     let apps: AppOperations
     let risk: RiskAdminOperations
+    let labels: DecisionLabelOperations
     let attesters: AttesterOperations
     let roles: STSRoleOperations
     let keys: SigningKeyRing
@@ -121,7 +124,7 @@ struct ConsoleControllers {
         ConsoleSignInController(pages: pages, tokens: store.admin, sessions: store.console, clock: clock).register(on: &routes)
         ConsoleAppsController(pages: pages, apps: apps, clock: clock).register(on: &routes)
         ConsoleOverviewController(pages: pages, apps: apps, activity: store.console, clock: clock).register(on: &routes)
-        ConsoleDecisionsController(pages: pages, risk: risk).register(on: &routes)
+        ConsoleDecisionsController(pages: pages, risk: risk, labels: labels).register(on: &routes)
         ConsoleAuditController(pages: pages, apps: apps).register(on: &routes)
         ConsoleAttestersController(pages: pages, attesters: attesters).register(on: &routes)
         ConsoleRiskController(pages: pages, risk: risk).register(on: &routes)

@@ -41,6 +41,10 @@ import Testing
                 (.post, "/v1/admin/signing-keys/rotate", nil),
                 (.put, "/v1/admin/apps/\(appKey)/risk/policy-rules/busy", #"{"when":"score > 10","then":{"decide":"review"}}"#),
                 (.delete, "/v1/admin/apps/\(appKey)/risk/policy-rules/busy", nil),
+                (
+                    .post, "/v1/admin/apps/\(appKey)/risk/decisions/\(UUID().uuidString.lowercased())/labels",
+                    #"{"label":"fraud","kind":"chargeback"}"#
+                ),
             ]
             for (method, path, body) in changes {
                 let refused = try await server.send(method, path, headers: viewer, body: body)

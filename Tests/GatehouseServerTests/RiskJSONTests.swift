@@ -26,6 +26,28 @@ import Testing
         lastAddress: "2001:db8::1"
     )
 
+    static func labelled(_ state: ZTokenState, at seconds: TimeInterval) -> DecisionLabel? {
+        switch state {
+        case .fresh:
+            DecisionLabel(
+                verdict: .fraud,
+                kind: .accountTakeover,
+                note: "line\none \"é\"",
+                labelledBy: "app-server:ab12c",
+                labelledAt: Date(timeIntervalSince1970: seconds)
+            )
+        case .replayed:
+            DecisionLabel(
+                verdict: .legitimate,
+                kind: .other,
+                note: nil,
+                labelledBy: "admin-token:ops",
+                labelledAt: Date(timeIntervalSince1970: seconds)
+            )
+        default: nil
+        }
+    }
+
     static func record(_ state: ZTokenState, device: Bool, at seconds: TimeInterval) throws -> RiskDecisionRecord {
         RiskDecisionRecord(
             id: UUID(),
@@ -55,7 +77,8 @@ import Testing
 
     @Test(arguments: [(ZTokenState.fresh, true, 1_800_000_000.123), (.forged, false, 0), (.replayed, true, 253_402_300_799)])
     func theAnswerIsWhatTheEncoderWrites(state: ZTokenState, withDevice: Bool, seconds: TimeInterval) throws {
-        let record = try Self.record(state, device: withDevice, at: seconds)
+        var record = try Self.record(state, device: withDevice, at: seconds)
+        record.label = Self.labelled(state, at: seconds)
         let cases: [(AppKey?, Device?)] = [(try AppKey(validating: "ab12c"), withDevice ? Self.device : nil), (nil, nil)]
         for (appKey, device) in cases {
             var writer = JSONWriter()
@@ -144,6 +167,15 @@ extension Components.Schemas.RiskDecisionView {
                 : record.verdict.rules.map {
                     .init(rule: $0.rule, mode: .init(rawValue: $0.mode.rawValue) ?? .enforce, effect: $0.effect, error: $0.error)
                 },
+            label: record.label.map {
+                .init(
+                    label: .init(rawValue: $0.verdict.rawValue) ?? .fraud,
+                    kind: .init(rawValue: $0.kind.rawValue) ?? .other,
+                    note: $0.note,
+                    labelledBy: $0.labelledBy,
+                    labelledAt: $0.labelledAt
+                )
+            },
             decidedAt: record.decidedAt
         )
     }

@@ -6,7 +6,8 @@
   audit log names the admin token behind each change.
 - The app's SDK and backend (Python, as an integrator's would be) start a device and ask risk
   queries, one with a replayed ztoken; the explorer finds the decisions by the device, one decision
-  opens in full with its tags, and the overview charts them. Screenshots of both go to --screenshots.
+  opens in full with its tags and is labelled legitimate with the label buttons, and the overview
+  charts them and counts the legitimate decision that was rejected. Screenshots of both go to --screenshots.
 - A page on another site posts the console's form at the operator's cookie: refused (403
   console_form_refused), nothing created; so are posts without the form token or with another
   session's.
@@ -73,11 +74,14 @@ class Console:
                 field.send_keys(value)
 
     def submit(self, form):
+        self.press(f"{form} button[type='submit']")
+
+    def press(self, button):
         # The page being left is itself "complete": mark it, and wait for a complete page without the
         # mark, or a read right after a submit may see the old page (or an element of it go stale).
         # Mid-navigation Chromium may answer a script with an error of its own: asked again.
         self.driver.execute_script("window.gatehouseLeaving = true")
-        self.driver.find_element(By.CSS_SELECTOR, f"{form} button[type='submit']").click()
+        self.driver.find_element(By.CSS_SELECTOR, button).click()
         WebDriverWait(self.driver, 10, ignored_exceptions=(WebDriverException,)).until(
             lambda d: d.execute_script("return window.gatehouseLeaving === undefined && document.readyState === 'complete'"))
 
@@ -212,12 +216,18 @@ def decisions(console, gh, app, shots):
     rows[0].find_element(By.CSS_SELECTOR, "a").click()
     check(answers[1]["decisionId"] in console.driver.current_url and "token.replayed" in console.text("#decision-tags"),
           "one decision opens in full with its tags and reasons")
+    # The replayed token was the shopper's own second tap: an operator labels it legitimate.
+    console.fill("#label-form", {"kind": "other", "note": "the shopper tapped twice"})
+    console.press("#label-legitimate")
+    check("legitimate" in console.text("#decision-label") and "the shopper tapped twice" in console.text("#decision-label"),
+          "the label buttons label the decision")
 
     console.open(f"/console/apps/{app_key}/overview?window=1h")
     bars = console.driver.find_elements(By.CSS_SELECTOR, "#decisions-chart rect")
     check(len(bars) >= 1 and console.text("#total-reject") == "7", f"the overview charts the decisions ({len(bars)} bars, 7 rejected)")
     check("203.0.113.7" in console.driver.page_source and "token.replayed" in console.text("#top-tags"),
           "the overview ranks the rejected address and the tag")
+    check(console.text("#legitimate-rejected") == "1", "the overview counts the legitimate traffic that was rejected")
     if shots:
         console.driver.set_window_size(1400, 1650)
         console.driver.save_screenshot(os.path.join(shots, "console-overview.png"))

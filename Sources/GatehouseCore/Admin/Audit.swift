@@ -1,10 +1,12 @@
 import Foundation
 
-/// Who made an admin change: an admin token over HTTP, or an operator at the host's command line.
+/// Who made an admin change: an admin token over HTTP, an operator at the host's command line, or
+/// the app's backend with its server secret (labelling its decisions, named by the app's key).
 public struct Actor: Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         case adminToken = "admin-token"
         case cli
+        case appServer = "app-server"
     }
 
     public let kind: Kind

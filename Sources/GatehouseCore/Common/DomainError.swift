@@ -39,6 +39,8 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidRiskRules = "invalid_risk_rules"
         case invalidPolicyRule = "invalid_policy_rule"
         case policyRuleNotFound = "policy_rule_not_found"
+        case invalidLabel = "invalid_label"
+        case labelLimit = "label_limit"
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
         case invalidIPAddress = "invalid_ip_address"
@@ -118,7 +120,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
                 .policyRuleNotFound,
                 .decisionNotFound:
                 .notFound
-            case .appDisabled, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:
+            case .appDisabled, .labelLimit, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:
                 .conflict
             case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired,
                 .adminTokenReadOnly, .consoleFormRefused:

@@ -201,6 +201,8 @@ public struct RiskDecisionRecord: Equatable, Sendable {
     public let pageURL: String?
     public let verdict: RiskVerdict
     public let decidedAt: Date
+    /// What the decision turned out to be, once someone said (the last label given).
+    public var label: DecisionLabel?
 
     public init(
         id: UUID,

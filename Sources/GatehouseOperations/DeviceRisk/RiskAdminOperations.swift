@@ -158,6 +158,7 @@ public struct RiskAdminOperations: Sendable {
         public var limit: Int?
         public var tag: String?
         public var address: String?
+        public var label: String?
 
         public init() {}
 
@@ -170,6 +171,7 @@ public struct RiskAdminOperations: Sendable {
             decision = parameters.string("decision")
             tag = parameters.string("tag")
             address = parameters.string("address")
+            label = parameters.string("label")
             from = try parameters.date("from")
             to = try parameters.date("to")
             cursor = parameters.string("cursor")
@@ -203,6 +205,12 @@ public struct RiskAdminOperations: Sendable {
         filter.clientAddress = try query.address.map { text throws(DomainError) in
             guard let address = IPAddress(text) else { throw DomainError(.invalidIPAddress, "address is an IPv4 or IPv6 address.", field: "address") }
             return address.description
+        }
+        if let label = query.label {
+            guard let parsed = DecisionLabel.Verdict(rawValue: label) else {
+                throw DomainError(.invalidParameter, "label is fraud or legitimate.", field: "label")
+            }
+            filter.label = parsed
         }
         let cursor = try query.cursor.map(Self.parseCursor)
         let listed = try await store.decisions(matching: filter, after: cursor, limit: pageSize.value + 1)

@@ -9,13 +9,15 @@ struct ConsoleDecisionsController {
     typealias Context = ConsoleContext
     let pages: ConsolePages
     let risk: RiskAdminOperations
+    let labels: DecisionLabelOperations
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/console/decisions", for: .console, use: explorer)
         routes.on(.get, "/console/apps/:appKey/decisions/:decisionId", for: .console, use: decision)
+        routes.on(.post, "/console/apps/:appKey/decisions/:decisionId/labels", for: .consoleChanges, use: label)
     }
 
-    static let filterNames = ["appKey", "eventId", "decision", "tag", "deviceId", "accountId", "address", "from", "to"]
+    static let filterNames = ["appKey", "eventId", "decision", "tag", "label", "deviceId", "accountId", "address", "from", "to"]
 
     @Sendable func explorer(_ request: Request, context: Context) async throws -> Response {
         let filters = ConsoleFilters(request, names: Self.filterNames)
@@ -35,7 +37,8 @@ struct ConsoleDecisionsController {
                 deviceId: record.deviceID?.rawValue ?? "",
                 accountId: record.accountID.rawValue,
                 address: record.clientAddress ?? "",
-                tags: record.verdict.tags.map(\.tag).joined(separator: " ")
+                tags: record.verdict.tags.map(\.tag).joined(separator: " "),
+                label: record.label?.verdict.rawValue
             )
         }
         let shown = ExplorerPage(
@@ -44,7 +47,8 @@ struct ConsoleDecisionsController {
             empty: rows.isEmpty,
             next: filters.next("/console/decisions", "cursor", page.next),
             outcomes: RiskDecision.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("decision")) },
-            tags: RiskTag.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("tag")) }
+            tags: RiskTag.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("tag")) },
+            labels: DecisionLabel.Verdict.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("label")) }
         )
         return pages.page(shown, caller: context.console)
     }
@@ -62,14 +66,35 @@ struct ConsoleDecisionsController {
             title: "Decision \(record.id.uuidString.lowercased())",
             facts: facts,
             appKey: appKey.rawValue,
+            decisionId: record.id.uuidString.lowercased(),
             deviceId: record.deviceID?.rawValue,
             tags: record.verdict.tags,
             hasRules: !record.verdict.rules.isEmpty,
             rules: record.verdict.rules.map {
                 DecisionPage.Rule(rule: $0.rule, mode: $0.mode.rawValue, effect: $0.effect, error: $0.error, applied: $0.mode == .enforce)
-            }
+            },
+            label: record.label.map {
+                DecisionPage.Label(
+                    label: $0.verdict.rawValue,
+                    kind: $0.kind.rawValue,
+                    note: $0.note,
+                    by: $0.labelledBy,
+                    at: ConsoleText.time($0.labelledAt)
+                )
+            },
+            kinds: DecisionLabel.Kind.allCases.map(\.rawValue)
         )
         return pages.page(shown, caller: context.console)
+    }
+
+    /// The label buttons of the decision page, through the operations the API uses.
+    @Sendable func label(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let id = context.parameters.get("decisionId") ?? ""
+        let form = context.form
+        let input = DecisionLabelOperations.Input(label: form["label"] ?? "", kind: form["kind"] ?? "", note: ConsoleForm.optional(form, "note"))
+        let record = try await labels.label(appKey, decisionID: id, input, origin: context.origin)
+        return ConsolePages.seeOther("/console/apps/\(appKey)/decisions/\(record.id.uuidString.lowercased())")
     }
 }
 
@@ -87,6 +112,7 @@ extension ConsoleDecisionsController {
             let accountId: String
             let address: String
             let tags: String
+            let label: String?
         }
         struct Choice {
             let value: String
@@ -99,6 +125,7 @@ extension ConsoleDecisionsController {
         let next: String?
         let outcomes: [Choice]
         let tags: [Choice]
+        let labels: [Choice]
     }
 
     struct DecisionPage: ConsolePage {
@@ -110,6 +137,7 @@ extension ConsoleDecisionsController {
         let title: String
         let facts: [Fact]
         let appKey: String
+        let decisionId: String
         let deviceId: String?
         /// Each with its `tag`, `reason` and `weight`.
         let tags: [TagHit]
@@ -123,5 +151,14 @@ extension ConsoleDecisionsController {
         }
         let hasRules: Bool
         let rules: [Rule]
+        struct Label {
+            let label: String
+            let kind: String
+            let note: String?
+            let by: String
+            let at: String
+        }
+        let label: Label?
+        let kinds: [String]
     }
 }

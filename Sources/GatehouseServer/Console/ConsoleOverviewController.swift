@@ -39,7 +39,8 @@ struct ConsoleOverviewController {
             to: ConsoleText.time(now),
             decisions: Self.decisionChart(summary, window: window, start: start),
             rankings: Self.rankings(summary, appKey: app.appKey.rawValue),
-            flows: Self.flows(summary)
+            flows: Self.flows(summary),
+            labels: Self.labels(summary, appKey: app.appKey.rawValue, since: start)
         )
         return pages.page(shown, caller: context.console)
     }
@@ -115,6 +116,28 @@ struct ConsoleOverviewController {
                 passRate: passed + failed == 0 ? "none answered" : String(format: "%.0f%%", Double(passed) / Double(passed + failed) * 100)
             ),
             sts: (summary.totals[.stsVended] ?? [:]).sorted { $0.key < $1.key }.map { .init(provider: $0.key, count: $0.value) }
+        )
+    }
+
+    static func labels(_ summary: ActivitySummary, appKey: String, since start: Date) -> OverviewPage.Labels {
+        func count(_ label: String, _ decision: String? = nil) -> Int {
+            summary.labelled.filter { $0.label == label && (decision == nil || $0.decision == decision) }.reduce(0) { $0 + $1.count }
+        }
+        func link(_ label: String, _ decision: String) -> String {
+            var query = URLComponents()
+            query.queryItems = [
+                .init(name: "appKey", value: appKey), .init(name: "label", value: label), .init(name: "decision", value: decision),
+                .init(name: "from", value: ConsoleText.time(start)),
+            ]
+            return "/console/decisions?" + (query.percentEncodedQuery ?? "")
+        }
+        return OverviewPage.Labels(
+            fraudPassed: count("fraud", "pass"),
+            legitimateRejected: count("legitimate", "reject"),
+            fraud: count("fraud"),
+            legitimate: count("legitimate"),
+            fraudPassedLink: link("fraud", "pass"),
+            legitimateRejectedLink: link("legitimate", "reject")
         )
     }
 }

@@ -66,6 +66,17 @@ struct OverviewPage: ConsolePage {
         let sts: [STSFlow]
     }
 
+    /// Labelled decisions of the window by label and outcome: what the policy got wrong is the two
+    /// links (labelled fraud it passed, legitimate traffic it rejected).
+    struct Labels {
+        let fraudPassed: Int
+        let legitimateRejected: Int
+        let fraud: Int
+        let legitimate: Int
+        let fraudPassedLink: String
+        let legitimateRejectedLink: String
+    }
+
     let title: String
     let appKey: String
     let windows: [Window]
@@ -74,4 +85,5 @@ struct OverviewPage: ConsolePage {
     let decisions: DecisionChart
     let rankings: Rankings
     let flows: Flows
+    let labels: Labels
 }

@@ -11,6 +11,7 @@ import Hummingbird
 struct AdminRiskController {
     typealias Context = OperatorContext
     let risk: RiskAdminOperations
+    let labels: DecisionLabelOperations
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.patch, "/v1/admin/apps/:appKey/settings", for: .operators, use: updateSettings)
@@ -22,6 +23,7 @@ struct AdminRiskController {
         routes.on(.get, "/v1/admin/apps/:appKey/risk/lists", for: .operatorReads, use: listEntries)
         routes.on(.delete, "/v1/admin/apps/:appKey/risk/lists/:entryId", for: .operators, use: removeListEntry)
         routes.on(.get, "/v1/admin/risk/decisions", for: .operatorReads, use: decisions)
+        routes.on(.post, "/v1/admin/apps/:appKey/risk/decisions/:decisionId/labels", for: .operators, use: label)
     }
 
     @Sendable func updateSettings(_ request: Request, context: Context) async throws -> Response {
@@ -93,5 +95,13 @@ struct AdminRiskController {
             origin: context.origin
         )
         return try JSONBody.response(Components.Schemas.RiskRulesView(view))
+    }
+
+    @Sendable func label(_ request: Request, context: Context) async throws -> Response {
+        let body = try await JSONBody.decode(Components.Schemas.DecisionLabelWrite.self, from: request, context: context)
+        let appKey = try Query.appKey(context)
+        let id = context.parameters.get("decisionId") ?? ""
+        let record = try await labels.label(appKey, decisionID: id, .init(body), origin: context.origin)
+        return RiskDecisionJSON.response(record, appKey: appKey, device: nil, status: .created)
     }
 }

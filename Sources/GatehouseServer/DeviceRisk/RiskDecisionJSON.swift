@@ -7,11 +7,11 @@ import NIOCore
 /// `JSONEncoder`: every risk query answers one, the forged ones included. Keys in the encoder's sorted
 /// order; `JSONWriterTests` compares the bytes with the generated type's encoding.
 enum RiskDecisionJSON {
-    static func response(_ record: RiskDecisionRecord, appKey: AppKey?, device: Device?) -> Response {
+    static func response(_ record: RiskDecisionRecord, appKey: AppKey?, device: Device?, status: HTTPResponse.Status = .ok) -> Response {
         var writer = JSONWriter()
         write(record, appKey: appKey, device: device, into: &writer)
         return Response(
-            status: .ok,
+            status: status,
             headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes))
         )
@@ -59,6 +59,10 @@ enum RiskDecisionJSON {
             }
             json.key("eventId")
             json.integer(record.eventID.rawValue)
+            if let label = record.label {
+                json.key("label")
+                write(label, into: &json)
+            }
             if let page = record.pageURL {
                 json.key("pageUrl")
                 json.string(page)
@@ -100,6 +104,21 @@ enum RiskDecisionJSON {
                 json.key("rule")
                 json.string(outcome.rule)
             }
+        }
+    }
+
+    /// `DecisionLabel`.
+    static func write(_ label: DecisionLabel, into writer: inout JSONWriter) {
+        writer.object { json in
+            json.key("kind")
+            json.string(label.kind.rawValue)
+            json.key("label")
+            json.string(label.verdict.rawValue)
+            json.key("labelledAt")
+            json.date(label.labelledAt)
+            json.key("labelledBy")
+            json.string(label.labelledBy)
+            optional(&json, "note", label.note)
         }
     }
 

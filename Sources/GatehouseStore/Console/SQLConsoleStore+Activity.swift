@@ -45,6 +45,8 @@ public struct ActivitySummary: Sendable {
     /// Addresses, accounts and devices with the most rejected decisions in the window (counted over
     /// the newest `rejectedSample` of them at most, so that the page's work has a bound).
     public var topRejected: [String: [(label: String, count: Int)]] = [:]
+    /// Labelled decisions of the window, by their last label and outcome.
+    public var labelled: [(label: String, decision: String, count: Int)] = []
 }
 
 /// What a capability's store counts for the console as it happens (in memory, `ActivityTally`).
@@ -127,6 +129,13 @@ extension SQLConsoleStore: ActivityStore {
                 """
             ).map { row throws(StoreError) in (try row.text("value"), Int(try row.int("hits"))) }
         }
+        // The labelled decisions' own index holds both columns: the count reads no table row.
+        summary.labelled = try await database.query(
+            """
+            SELECT label, decision, count(*) AS hits FROM risk_decisions
+            WHERE app_id = \(.uuid(appID.rawValue)) AND label IS NOT NULL AND decided_at >= \(.date(start)) GROUP BY label, decision
+            """
+        ).map { row throws(StoreError) in (try row.text("label"), try row.text("decision"), Int(try row.int("hits"))) }
         return summary
     }
 

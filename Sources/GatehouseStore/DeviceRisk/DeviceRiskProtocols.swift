@@ -17,6 +17,8 @@ public struct DecisionFilter: Sendable {
     public var tag: RiskTag?
     /// The client address as the risk query recorded it (`IPAddress`'s text).
     public var clientAddress: String?
+    /// Decisions whose last label is this one.
+    public var label: DecisionLabel.Verdict?
 
     public init(
         appID: AppID? = nil,
@@ -76,6 +78,10 @@ public protocol DeviceRiskStore: ActivityCounting {
     /// this instance waits for it. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
     func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision
     func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
+    /// Gives the decision its label (the last one stands) and appends the audit entry, in one
+    /// transaction; `.notFound` when the app has no such decision, `.conflict` when it has taken
+    /// `DecisionLabel.maximumPerDecision` labels. Returns the labelled decision.
+    func labelDecision(appID: AppID, id: UUID, label: DecisionLabel, audit: AuditEntry) async throws(StoreError) -> RiskDecisionRecord
     /// Newest first, strictly after `cursor` in that order, each with its app's appKey.
     func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ListedDecision]
     /// Rules by scope: 0 for the app, else the event id.

@@ -168,6 +168,7 @@ extension SQLDeviceRiskStore {
                 \(.uuid(cursor?.id ?? anyUUID))))
               AND (\(flag(filter.tag != nil)) = 0 OR tags LIKE \(.text(filter.tag.map(Self.tagPattern) ?? "")) ESCAPE '!') AND
                 (\(flag(filter.clientAddress != nil)) = 0 OR client_address = \(.text(filter.clientAddress ?? "")))
+              AND (\(flag(filter.label != nil)) = 0 OR label = \(.text(filter.label?.rawValue ?? "")))
             ORDER BY decided_at DESC, decision_id DESC
             LIMIT \(.int(Int64(limit)))
             """

@@ -93,7 +93,7 @@ extension SQLDeviceRiskStore {
             outcomes = decoded
         }
         let deviceID = try row.optionalText("device_id").flatMap { try? DeviceID(validating: $0) }
-        return RiskDecisionRecord(
+        var record = RiskDecisionRecord(
             id: try row.uuid("decision_id"),
             appID: AppID(try row.uuid("app_id")),
             eventID: eventID,
@@ -106,6 +106,22 @@ extension SQLDeviceRiskStore {
             pageURL: try row.optionalText("page_url"),
             verdict: RiskVerdict(decision: decision, score: Int(try row.int("score")), tags: tags, rules: outcomes),
             decidedAt: try row.date("decided_at")
+        )
+        record.label = try label(row)
+        return record
+    }
+
+    static func label(_ row: SQLRow) throws(StoreError) -> DecisionLabel? {
+        guard let verdict = try row.optionalText("label") else { return nil }
+        guard let parsed = DecisionLabel.Verdict(rawValue: verdict), let kind = DecisionLabel.Kind(rawValue: try row.text("label_kind")) else {
+            throw .corruptRow("decision label")
+        }
+        return DecisionLabel(
+            verdict: parsed,
+            kind: kind,
+            note: try row.optionalText("label_note"),
+            labelledBy: try row.text("labelled_by"),
+            labelledAt: try row.date("labelled_at")
         )
     }
 }
