@@ -30,6 +30,11 @@ func capabilityRoutes(
     let riskAdmin = RiskAdminOperations(store: store.deviceRisk, apps: operations, clock: clock)
     AdminRiskController(risk: riskAdmin, labels: labels).register(on: &routes)
     AdminPolicyRulesController(rules: PolicyRuleOperations(store: store.deviceRisk, apps: operations, clock: clock)).register(on: &routes)
+    AdminPolicyVersionsController(
+        versions: PolicyVersionOperations(store: store.deviceRisk, apps: operations, clock: clock),
+        replays: ReplayOperations(store: store.deviceRisk, apps: operations, clock: clock)
+    )
+    .register(on: &routes)
     let signingKeys = SigningKeyRing(store: store.attestation, box: box, clock: clock)
     let signatures = SignatureOperations(store: store.signatures, devices: store.deviceRisk, captcha: store.captcha, box: box, clock: clock)
     let limits = RateLimits(

@@ -101,7 +101,8 @@ struct PolicyRuleTests {
             at: Date(timeIntervalSince1970: 1_800_000_600)
         )
         let builtIn = RiskVerdict(decision: .pass, score: 15, tags: [TagHit(tag: "device.proxy", reason: "r", weight: 15)])
-        let facts = RuleFacts.values(query, state: .fresh, device: device, velocity: nil, listHits: [], verdict: builtIn)
+        let judged = JudgedQuery(query, state: .fresh, device: device, velocity: nil, hardwareRequired: false)
+        let facts = RuleFacts.values(judged, listHits: [], verdict: builtIn)
         let expression = try ExpressionParser.parse(
             "device.platform == 'android' && device.signals.proxy && now - device.firstSeen == duration('10m') && 'device.proxy' in tags && score == 15 && device.startedFrom != client.address"
         )

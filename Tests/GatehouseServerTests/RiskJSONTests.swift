@@ -79,6 +79,7 @@ import Testing
     func theAnswerIsWhatTheEncoderWrites(state: ZTokenState, withDevice: Bool, seconds: TimeInterval) throws {
         var record = try Self.record(state, device: withDevice, at: seconds)
         record.label = Self.labelled(state, at: seconds)
+        record.policyVersion = state == .fresh ? 12 : 0
         let cases: [(AppKey?, Device?)] = [(try AppKey(validating: "ab12c"), withDevice ? Self.device : nil), (nil, nil)]
         for (appKey, device) in cases {
             var writer = JSONWriter()
@@ -176,6 +177,7 @@ extension Components.Schemas.RiskDecisionView {
                     labelledAt: $0.labelledAt
                 )
             },
+            policyVersion: record.policyVersion,
             decidedAt: record.decidedAt
         )
     }

@@ -41,6 +41,10 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case policyRuleNotFound = "policy_rule_not_found"
         case invalidLabel = "invalid_label"
         case labelLimit = "label_limit"
+        case invalidReplay = "invalid_replay"
+        case replayRunning = "replay_running"
+        case replayNotFound = "replay_not_found"
+        case policyVersionNotFound = "policy_version_not_found"
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
         case invalidIPAddress = "invalid_ip_address"
@@ -117,10 +121,11 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         public var kind: Kind {
             switch self {
             case .appNotFound, .attesterNotFound, .roleNotFound, .captchaNotFound, .eventNotFound, .listEntryNotFound, .deviceNotFound,
-                .policyRuleNotFound,
+                .policyRuleNotFound, .replayNotFound, .policyVersionNotFound,
                 .decisionNotFound:
                 .notFound
-            case .appDisabled, .labelLimit, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists, .adminTokenNameTaken:
+            case .appDisabled, .labelLimit, .replayRunning, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists,
+                .adminTokenNameTaken:
                 .conflict
             case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired,
                 .adminTokenReadOnly, .consoleFormRefused:

@@ -203,6 +203,10 @@ public struct RiskDecisionRecord: Equatable, Sendable {
     public let decidedAt: Date
     /// What the decision turned out to be, once someone said (the last label given).
     public var label: DecisionLabel?
+    /// What it was judged on, for a replay; nil for a decision stored before facts were (or unreadable).
+    public var facts: DecisionFacts?
+    /// The policy version that judged it (0: before the app's first published version).
+    public var policyVersion = 0
 
     public init(
         id: UUID,
@@ -246,18 +250,8 @@ extension RiskEngine {
         case nil: break
         }
         if state == .fresh && !facts.isRegistered(query.eventID) { state = .wrongEvent }
-        let device = facts.device?.id ?? query.claims?.deviceID
-        let hits = facts.policy.listEntries.filter { $0.matches(device: device, account: query.accountID, address: query.clientAddress) }
-        let inputs = RiskInputs(
-            tokenState: state,
-            device: facts.device,
-            velocity: facts.velocity,
-            startedFrom: facts.device?.lastAddress,
-            clientAddress: query.clientAddress.description,
-            listHits: hits,
-            hardwareRequired: facts.policy.hardwareRequired
-        )
-        return RiskDecisionRecord(
+        let judged = JudgedQuery(query, state: state, device: facts.device, velocity: facts.velocity, hardwareRequired: facts.policy.hardwareRequired)
+        var record = RiskDecisionRecord(
             id: id,
             appID: query.appID,
             eventID: query.eventID,
@@ -268,24 +262,31 @@ extension RiskEngine {
             clientAddress: query.clientAddress.description,
             userAgent: query.userAgent,
             pageURL: pageURL,
-            verdict: verdict(query, state: state, inputs: inputs, facts: facts),
+            verdict: verdict(judged, policy: facts.policy, thresholds: facts.rules),
             decidedAt: query.at
         )
+        record.facts = judged.facts
+        record.policyVersion = facts.policy.version
+        return record
     }
 
     /// The built-in verdict, then the policy's rules over it (none, most often: nothing to evaluate).
-    static func verdict(_ query: RiskQuery, state: ZTokenState, inputs: RiskInputs, facts: RiskFacts) -> RiskVerdict {
-        let builtIn = judge(inputs, rules: facts.rules)
-        let rules = facts.policy.policyRules(for: query.eventID)
-        guard !rules.isEmpty else { return builtIn }
-        let values = RuleFacts.values(
-            query,
-            state: state,
-            device: facts.device,
-            velocity: facts.velocity,
-            listHits: inputs.listHits,
-            verdict: builtIn
+    /// `thresholds` is `policy.effectiveRules(for:)` of the query's event, worked out by the caller.
+    public static func verdict(_ judged: JudgedQuery, policy: RiskPolicy, thresholds: EffectiveRiskRules) -> RiskVerdict {
+        let hits = policy.listEntries.filter { $0.matches(device: judged.deviceID, account: judged.accountID, address: judged.clientAddress) }
+        let inputs = RiskInputs(
+            tokenState: judged.state,
+            device: judged.device,
+            velocity: judged.facts.velocity,
+            startedFrom: judged.device?.lastAddress,
+            clientAddress: judged.clientAddress.description,
+            listHits: hits,
+            hardwareRequired: judged.facts.hardwareRequired
         )
-        return apply(rules, to: builtIn, facts: values, thresholds: facts.rules)
+        let builtIn = judge(inputs, rules: thresholds)
+        let rules = policy.policyRules(for: judged.eventID)
+        guard !rules.isEmpty else { return builtIn }
+        let values = RuleFacts.values(judged, listHits: hits, verdict: builtIn)
+        return apply(rules, to: builtIn, facts: values, thresholds: thresholds)
     }
 }

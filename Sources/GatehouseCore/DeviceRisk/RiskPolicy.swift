@@ -10,6 +10,8 @@ public struct RiskPolicy: Sendable {
     public let hardwareRequired: Bool
     /// The fraud team's rules, parsed and checked when the policy was read.
     public let compiledRules: [CompiledRule]
+    /// The published version these are (0 before the app's first one).
+    public let version: Int
     /// The rules that judge each registered event, worked out once per read of the policy, not per query.
     private let rulesByEvent: [Int: [CompiledRule]]
     private let appRules: [CompiledRule]
@@ -19,9 +21,11 @@ public struct RiskPolicy: Sendable {
         listEntries: [RiskListEntry],
         events: Set<Int>,
         attesters: [Attester],
-        compiledRules: [CompiledRule] = []
+        compiledRules: [CompiledRule] = [],
+        version: Int = 0
     ) {
         self.compiledRules = compiledRules
+        self.version = version
         appRules = compiledRules.filter { $0.rule.eventID == nil }
         var byEvent: [Int: [CompiledRule]] = [:]
         for event in events {

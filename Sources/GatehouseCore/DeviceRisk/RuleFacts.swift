@@ -3,26 +3,20 @@ import Foundation
 /// The facts a decision was made of, as the variables a rule's expression names
 /// (`RuleVariables.environment`): built once per query, after the built-in tags and score.
 public enum RuleFacts {
-    public static func values(
-        _ query: RiskQuery,
-        state: ZTokenState,
-        device: Device?,
-        velocity: Velocity?,
-        listHits: [RiskListEntry],
-        verdict: RiskVerdict
-    ) -> [String: ExpressionValue] {
-        var token: [String: ExpressionValue] = ["state": .string(state.rawValue)]
-        if let issued = query.claims?.issuedAt { token["age"] = duration(query.at.timeIntervalSince(issued)) }
+    public static func values(_ query: JudgedQuery, listHits: [RiskListEntry], verdict: RiskVerdict) -> [String: ExpressionValue] {
+        var token: [String: ExpressionValue] = ["state": .string(query.state.rawValue)]
+        if let age = query.facts.tokenAge { token["age"] = duration(age) }
         var client: [String: ExpressionValue] = ["address": .string(query.clientAddress.description)]
         if let agent = query.userAgent { client["userAgent"] = .string(agent) }
         let hits = Set(listHits.map(\.kind))
-        let counts = velocity ?? Velocity(deviceEventsLastMinute: 0, deviceAccountsLastDay: 0, accountDevicesLastDay: 0, ipDevicesLastHour: 0)
+        let counts =
+            query.facts.velocity ?? Velocity(deviceEventsLastMinute: 0, deviceAccountsLastDay: 0, accountDevicesLastDay: 0, ipDevicesLastHour: 0)
         return [
             "token": .object("Token", token),
             "event": .int(Int64(query.eventID.rawValue)),
             "account": .string(query.accountID.rawValue),
             "client": .object("Client", client),
-            "device": .object("Device", fields(of: device)),
+            "device": .object("Device", fields(of: query.device)),
             "velocity": .object(
                 "Velocity",
                 [

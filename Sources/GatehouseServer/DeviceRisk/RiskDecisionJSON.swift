@@ -67,6 +67,8 @@ enum RiskDecisionJSON {
                 json.key("pageUrl")
                 json.string(page)
             }
+            json.key("policyVersion")
+            json.integer(record.policyVersion)
             write(record.verdict.rules, into: &json)
             json.key("score")
             json.integer(record.verdict.score)

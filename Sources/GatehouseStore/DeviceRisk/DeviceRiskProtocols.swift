@@ -93,12 +93,34 @@ public protocol DeviceRiskStore: ActivityCounting {
     func putPolicyRule(_ rule: PolicyRule, appID: AppID, at now: Date, audit: AuditEntry) async throws(StoreError)
     /// `.notFound` if the app has no rule of that name.
     func removePolicyRule(appID: AppID, name: String, audit: AuditEntry) async throws(StoreError)
+    /// Newest first, those numbered below `before` (all when nil).
+    func policyVersions(appID: AppID, before: Int?, limit: Int) async throws(StoreError) -> [PolicyVersion]
+    func policyVersion(appID: AppID, number: Int) async throws(StoreError) -> PolicyVersion?
+    /// Writes version `number` back as the app's policy, published as the next version (returned);
+    /// `.notFound` for no such version.
+    func restorePolicyVersion(appID: AppID, number: Int, at now: Date, audit: AuditEntry) async throws(StoreError) -> PolicyVersion
     /// `.conflict` for an entry that is already on the list.
     func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError)
     func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry]
     /// `.notFound` if the app has no such entry.
     func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
     func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
+    /// Replays (`SQLDeviceRiskStore+Replays.swift` says how each is bounded).
+    func countDecisions(appID: AppID, from: Date, to: Date, limit: Int) async throws(StoreError) -> Int
+    func startReplay(_ run: ReplayRun, audit: AuditEntry) async throws(StoreError)
+    func replay(appID: AppID, id: UUID) async throws(StoreError) -> ReplayRun?
+    func replays(appID: AppID) async throws(StoreError) -> [ReplayRun]
+    func storedDecisions(appID: AppID, from: Date, to: Date, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [StoredDecision]
+    func recordReplayProgress(
+        id: UUID,
+        processed: Int,
+        report: ReplayReport,
+        changes: [ChangedDecision],
+        at now: Date
+    ) async throws(StoreError) -> Bool
+    func finishReplay(id: UUID, status: ReplayRun.Status, report: ReplayReport?, error: String?, at now: Date) async throws(StoreError)
+    func cancelReplay(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
+    func replayChanges(replayID: UUID, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ChangedDecision]
     /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
     /// Decisions of refused tokens written behind their answers so far, lost (queue full or the

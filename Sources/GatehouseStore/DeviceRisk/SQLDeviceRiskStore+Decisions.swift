@@ -34,13 +34,19 @@ extension SQLDeviceRiskStore {
     /// change now and then (Core's `RiskPolicy` works out what they mean).
     func riskPolicy(appID: AppID) async throws(StoreError) -> RiskPolicy {
         try await cachedRiskPolicies.value(for: appID) { () async throws(StoreError) in
-            RiskPolicy(
+            let events = try await Self.registeredEvents(appID: appID, in: self.database)
+            let attesters = try await self.attestation.attesters(appID: appID).map(\.attester)
+            // The newest version is the policy, read whole in one statement; before the app's first
+            // change there is none, and the tables are (version 0).
+            if let version = try await Self.currentVersion(appID: appID, in: self.database) {
+                return version.document.policy(events: events, attesters: attesters, version: version.number)
+            }
+            let document = PolicyDocument(
                 rules: try await Self.riskRules(appID: appID, in: self.database),
-                listEntries: try await Self.listEntries(appID: appID, in: self.database),
-                events: try await Self.registeredEvents(appID: appID, in: self.database),
-                attesters: try await self.attestation.attesters(appID: appID).map(\.attester),
-                compiledRules: try await Self.policyRules(appID: appID, in: self.database).compactMap { try? $0.compiled() }
+                lists: try await Self.listEntries(appID: appID, in: self.database),
+                policyRules: try await Self.policyRules(appID: appID, in: self.database)
             )
+            return document.policy(events: events, attesters: attesters, version: 0)
         } ?? .none
     }
 
@@ -120,14 +126,14 @@ extension SQLDeviceRiskStore {
                 (\(record.appID.rawValue), \(record.id), \(record.decidedAt), \(record.eventID.rawValue), \(record.accountID.rawValue),
                  \(record.deviceID?.rawValue), \(record.tokenID), \(record.tokenState.rawValue), \(record.clientAddress), \(record.userAgent),
                  \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(String(decoding: tags, as: UTF8.self)),
-                 \(outcomes))
+                 \(outcomes), \(Int64(record.policyVersion)), \(record.facts.map { SQLValue.bytes($0.encoded()) } ?? .null))
                 """
             )
         }
         try await database.query(
             """
             INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
-                                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes)
+                                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes, policy_version, facts)
             VALUES \(SQL.joined(rows, separator: ", "))
             """
         )

@@ -16,9 +16,7 @@ extension SQLDeviceRiskStore {
     /// `PolicyRule.maximumPerApp`. The count is taken under the app row's lock: under PostgreSQL's read
     /// committed, two writes that only counted could both see 199 and both insert.
     public func putPolicyRule(_ rule: PolicyRule, appID: AppID, at now: Date, audit: AuditEntry) async throws(StoreError) {
-        let effect = try Self.effectJSON(rule.then)
-        let event: SQLValue = rule.eventID.map { .int(Int64($0.rawValue)) } ?? .null
-        try await changing(audit) { transaction in
+        try await publishing(appID, audit) { transaction in
             // A no-op update that takes the app row's lock until commit (SQLite has one writer anyway).
             try await transaction.query("UPDATE apps SET updated_at = updated_at WHERE app_id = \(appID.rawValue)")
             let existing = try await transaction.query(
@@ -27,21 +25,27 @@ extension SQLDeviceRiskStore {
             if let existing, try existing.int("rules") >= PolicyRule.maximumPerApp, (try existing.optionalInt("same") ?? 0) == 0 {
                 throw StoreError.conflict("an app has at most \(PolicyRule.maximumPerApp) rules")
             }
-            try await transaction.query(
-                """
-                INSERT INTO policy_rules (app_id, name, event_id, expression, effect, mode, created_at, updated_at)
-                VALUES (\(appID.rawValue), \(rule.name), \(event), \(rule.when), \(effect), \(rule.mode.rawValue),
-                  \(now), \(now))
-                ON CONFLICT (app_id, name) DO UPDATE SET event_id = excluded.event_id, expression = excluded.expression,
-                  effect = excluded.effect, mode = excluded.mode, updated_at = excluded.updated_at
-                """
-            )
+            try await Self.upsert(rule, appID: appID, at: now, in: transaction)
         }
+    }
+
+    static func upsert(_ rule: PolicyRule, appID: AppID, at now: Date, in transaction: any SQLDatabase) async throws(StoreError) {
+        let effect = try Self.effectJSON(rule.then)
+        let event: SQLValue = rule.eventID.map { .int(Int64($0.rawValue)) } ?? .null
+        try await transaction.query(
+            """
+            INSERT INTO policy_rules (app_id, name, event_id, expression, effect, mode, created_at, updated_at)
+            VALUES (\(appID.rawValue), \(rule.name), \(event), \(rule.when), \(effect), \(rule.mode.rawValue),
+              \(now), \(now))
+            ON CONFLICT (app_id, name) DO UPDATE SET event_id = excluded.event_id, expression = excluded.expression,
+              effect = excluded.effect, mode = excluded.mode, updated_at = excluded.updated_at
+            """
+        )
     }
 
     /// `.notFound` if the app has no rule of that name.
     public func removePolicyRule(appID: AppID, name: String, audit: AuditEntry) async throws(StoreError) {
-        try await changing(audit) { transaction in
+        try await publishing(appID, audit) { transaction in
             let removed = try await transaction.query("DELETE FROM policy_rules WHERE app_id = \(appID.rawValue) AND name = \(name) RETURNING name")
             guard !removed.isEmpty else { throw StoreError.notFound("rule \(name)") }
         }

@@ -108,6 +108,8 @@ extension SQLDeviceRiskStore {
             decidedAt: try row.date("decided_at")
         )
         record.label = try label(row)
+        record.policyVersion = Int(try row.optionalInt("policy_version") ?? 0)
+        if case .bytes(let bytes)? = row.values["facts"] { record.facts = DecisionFacts(decoding: bytes) }
         return record
     }
 

@@ -132,28 +132,32 @@ extension SQLDeviceRiskStore: DeviceRiskStore {
     }
 
     public func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError) {
+        try await publishing(appID, audit) { transaction in try await Self.writeRules(rules, appID: appID, scope: scope, at: now, in: transaction) }
+    }
+
+    static func writeRules(_ rules: RiskRules, appID: AppID, scope: Int, at now: Date, in transaction: any SQLDatabase) async throws(StoreError) {
         guard let json = try? JSONEncoder().encode(rules) else { throw .corruptRow("rules do not encode") }
-        try await changing(audit) { transaction in
-            try await transaction.query(
-                """
-                INSERT INTO risk_rules (app_id, scope, rules, updated_at) VALUES (\(.uuid(appID.rawValue)), \(.int(Int64(scope))),
-                  \(.text(String(decoding: json, as: UTF8.self))), \(.date(now)))
-                ON CONFLICT (app_id, scope) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at
-                """
-            )
-        }
+        try await transaction.query(
+            """
+            INSERT INTO risk_rules (app_id, scope, rules, updated_at) VALUES (\(.uuid(appID.rawValue)), \(.int(Int64(scope))),
+              \(.text(String(decoding: json, as: UTF8.self))), \(.date(now)))
+            ON CONFLICT (app_id, scope) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at
+            """
+        )
     }
 
     public func addListEntry(_ entry: RiskListEntry, audit: AuditEntry) async throws(StoreError) {
-        try await changing(audit) { transaction in
-            try await transaction.query(
-                """
-                INSERT INTO risk_lists (app_id, entry_id, kind, subject, value, note, created_at) VALUES (\(.uuid(entry.appID.rawValue)),
-                  \(.uuid(entry.id)), \(.text(entry.kind.rawValue)), \(.text(entry.subject.rawValue)), \(.text(entry.value)),
-                  \(.optional(entry.note)), \(.date(entry.createdAt)))
-                """
-            )
-        }
+        try await publishing(entry.appID, audit) { transaction in try await Self.insert(entry, in: transaction) }
+    }
+
+    static func insert(_ entry: RiskListEntry, in transaction: any SQLDatabase) async throws(StoreError) {
+        try await transaction.query(
+            """
+            INSERT INTO risk_lists (app_id, entry_id, kind, subject, value, note, created_at) VALUES (\(.uuid(entry.appID.rawValue)),
+              \(.uuid(entry.id)), \(.text(entry.kind.rawValue)), \(.text(entry.subject.rawValue)), \(.text(entry.value)),
+              \(.optional(entry.note)), \(.date(entry.createdAt)))
+            """
+        )
     }
 
     public func listEntries(appID: AppID) async throws(StoreError) -> [RiskListEntry] {
@@ -161,7 +165,7 @@ extension SQLDeviceRiskStore: DeviceRiskStore {
     }
 
     public func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError) {
-        try await changing(audit) { transaction in
+        try await publishing(appID, audit) { transaction in
             let rows = try await transaction.query(
                 "DELETE FROM risk_lists WHERE app_id = \(.uuid(appID.rawValue)) AND entry_id = \(.uuid(id)) RETURNING entry_id"
             )

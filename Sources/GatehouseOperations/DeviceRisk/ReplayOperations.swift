@@ -1,0 +1,208 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// Replays: re-judge an app's stored decisions over a window with a proposed policy (a version, or a
+/// version with other thresholds and weights or other policy rules), and report what would change.
+/// Read-only on the decisions; one at a time an app; bounded in decisions (`ReplayRun.maximumDecisions`)
+/// and in memory (one page and the report).
+public struct ReplayOperations: Sendable {
+    let store: any DeviceRiskStore
+    let apps: AppOperations
+    let clock: any GatehouseClock
+
+    public init(store: any DeviceRiskStore, apps: AppOperations, clock: any GatehouseClock) {
+        self.store = store
+        self.apps = apps
+        self.clock = clock
+    }
+
+    /// What to replay: the window, the version to start from (nil: the newest), and what to put in
+    /// place of its thresholds and weights or of its policy rules.
+    public struct Request: Sendable {
+        public var from: Date
+        public var to: Date
+        public var version: Int?
+        /// By scope (0 for the app, else an event id), each checked as `RiskRules.validated` does.
+        public var rules: [Int: RiskRules]?
+        public var policyRules: [PolicyRule]?
+
+        public init(from: Date, to: Date, version: Int? = nil, rules: [Int: RiskRules]? = nil, policyRules: [PolicyRule]? = nil) {
+            self.from = from
+            self.to = to
+            self.version = version
+            self.rules = rules
+            self.policyRules = policyRules
+        }
+    }
+
+    /// Stores the replay as running and returns it; `run(_:)` does the work.
+    public func start(_ appKey: AppKey, _ request: Request, origin: ChangeOrigin) async throws -> ReplayRun {
+        let app = try await apps.app(appKey)
+        let window = try ReplayRun.window(from: request.from, to: request.to)
+        let document = try await proposal(app, request)
+        let total = try await store.countDecisions(appID: app.id, from: window.from, to: window.to, limit: ReplayRun.maximumDecisions + 1)
+        guard total <= ReplayRun.maximumDecisions else {
+            throw DomainError(.invalidReplay, "The window holds more than \(ReplayRun.maximumDecisions) decisions; narrow it.", field: "from")
+        }
+        let now = clock.now()
+        let run = ReplayRun(
+            id: UUID.random(),
+            appID: app.id,
+            status: .running,
+            requestedBy: origin.actor.description,
+            proposedVersion: document.version,
+            document: document.document,
+            from: window.from,
+            to: window.to,
+            total: total,
+            processed: 0,
+            report: nil,
+            error: nil,
+            startedAt: now,
+            updatedAt: now,
+            finishedAt: nil
+        )
+        let audit = origin.entry(
+            at: now,
+            action: "risk.replay.start",
+            targetType: "replay",
+            targetID: run.id.uuidString.lowercased(),
+            appID: app.id,
+            before: nil,
+            after: ["version": document.version.map { .int($0) } ?? .string("proposed"), "decisions": .int(total)]
+        )
+        do {
+            try await store.startReplay(run, audit: audit)
+        } catch {
+            if case .conflict = error { throw DomainError(.replayRunning, "\(appKey) has a replay running; wait for it or cancel it.") }
+            throw error
+        }
+        return run
+    }
+
+    /// The policy a request replays, and its version when it is one unchanged.
+    func proposal(_ app: App, _ request: Request) async throws -> (document: PolicyDocument, version: Int?) {
+        var base: PolicyVersion?
+        if let number = request.version {
+            guard let found = try await store.policyVersion(appID: app.id, number: number) else {
+                throw PolicyVersionOperations.notFound(app.appKey, number)
+            }
+            base = found
+        } else {
+            base = try await store.policyVersions(appID: app.id, before: nil, limit: 1).first
+        }
+        var document: PolicyDocument
+        if let base {
+            document = base.document
+        } else {
+            // Before the app's first change: the tables, as the risk queries read them (version 0).
+            document = PolicyDocument(
+                rules: try await store.riskRules(appID: app.id),
+                lists: try await store.listEntries(appID: app.id),
+                policyRules: try await store.policyRules(appID: app.id)
+            )
+        }
+        if let rules = request.rules {
+            for (scope, value) in rules {
+                guard scope == 0 || (try? EventID(validating: scope)) != nil else {
+                    throw DomainError(.invalidReplay, "A scope is app or an event id from 3300 to 3400.", field: "rules")
+                }
+                _ = try value.validated()
+            }
+            document.rules = rules
+        }
+        if let policyRules = request.policyRules {
+            guard policyRules.count <= PolicyRule.maximumPerApp, Set(policyRules.map(\.name)).count == policyRules.count else {
+                throw DomainError(.invalidReplay, "At most \(PolicyRule.maximumPerApp) policy rules, each name once.", field: "policyRules")
+            }
+            for rule in policyRules { _ = try rule.compiled() }
+            document.policyRules = policyRules
+        }
+        let unchanged = request.rules == nil && request.policyRules == nil
+        return (document, unchanged ? base?.number : nil)
+    }
+
+    /// Does the replay's work, page by page, until the window is done, it is cancelled or it fails;
+    /// stores the outcome. Runs on the instance that started it.
+    public func run(_ run: ReplayRun) async {
+        var report = ReplayReport(rules: run.document.policyRules.map(\.name))
+        do {
+            let events = Set(try await apps.store.events(of: run.appID).map(\.eventID.rawValue))
+            // Attesters are not part of a version: whether hardware was required is in each decision's facts.
+            let policy = run.document.policy(events: events, attesters: [], version: run.proposedVersion ?? 0)
+            var cursor: DecisionCursor?
+            var processed = 0
+            while processed < ReplayRun.maximumDecisions {
+                let page = try await store.storedDecisions(appID: run.appID, from: run.from, to: run.to, after: cursor, limit: ReplayRun.pageSize)
+                guard let last = page.last else { break }
+                let changed = RiskEngine.replay(page, policy: policy, into: &report)
+                processed += page.count
+                cursor = DecisionCursor(decidedAt: last.decidedAt, id: last.id)
+                let going = try await store.recordReplayProgress(id: run.id, processed: processed, report: report, changes: changed, at: clock.now())
+                guard going else {
+                    try await store.finishReplay(id: run.id, status: .cancelled, report: report, error: nil, at: clock.now())
+                    return
+                }
+                if page.count < ReplayRun.pageSize { break }
+            }
+            try await store.finishReplay(id: run.id, status: .completed, report: report, error: nil, at: clock.now())
+        } catch {
+            // The store's errors name what failed, never a value.
+            try? await store.finishReplay(id: run.id, status: .failed, report: report, error: String(describing: error), at: clock.now())
+        }
+    }
+
+    public func replay(_ appKey: AppKey, id: String) async throws -> ReplayRun {
+        let app = try await apps.app(appKey)
+        guard let uuid = UUID(uuidString: id), var run = try await store.replay(appID: app.id, id: uuid) else { throw Self.notFound(appKey, id) }
+        if run.isAbandoned(at: clock.now()) {
+            run.status = .failed
+            run.error = "abandoned: its instance stopped"
+        }
+        return run
+    }
+
+    public func replays(_ appKey: AppKey) async throws -> [ReplayRun] {
+        try await store.replays(appID: try await apps.app(appKey).id)
+    }
+
+    /// The replay's changed decisions in time order, a page after `cursor` (the last one's
+    /// `<milliseconds>_<id>`).
+    public func changes(_ appKey: AppKey, id: String, cursor: String?, limit: Int?) async throws -> (changes: [ChangedDecision], next: String?) {
+        let run = try await replay(appKey, id: id)
+        let size = try PageSize(validating: limit)
+        let after = try cursor.map(RiskAdminOperations.parseCursor)
+        let page = try await store.replayChanges(replayID: run.id, after: after, limit: size.value + 1)
+        let shown = Array(page.prefix(size.value))
+        let next = page.count > size.value ? shown.last.map { "\($0.decidedAt.millisecondsSince1970)_\($0.id.uuidString.lowercased())" } : nil
+        return (shown, next)
+    }
+
+    public func cancel(_ appKey: AppKey, id: String, origin: ChangeOrigin) async throws -> ReplayRun {
+        let run = try await replay(appKey, id: id)
+        let audit = origin.entry(
+            at: clock.now(),
+            action: "risk.replay.cancel",
+            targetType: "replay",
+            targetID: run.id.uuidString.lowercased(),
+            appID: run.appID,
+            before: ["status": .string(run.status.rawValue)],
+            after: ["status": .string("cancelling")]
+        )
+        do {
+            try await store.cancelReplay(appID: run.appID, id: run.id, audit: audit)
+        } catch {
+            switch error {
+            case .notFound: throw Self.notFound(appKey, id)
+            case .conflict: throw DomainError(.replayRunning, "The replay is \(run.status.rawValue), not running.", kind: .conflict)
+            default: throw error
+            }
+        }
+        return try await replay(appKey, id: id)
+    }
+
+    static func notFound(_ appKey: AppKey, _ id: String) -> DomainError {
+        DomainError(.replayNotFound, "\(appKey) has no replay \(id.prefix(64)).")
+    }
+}

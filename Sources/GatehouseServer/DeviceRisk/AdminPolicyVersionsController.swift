@@ -1,0 +1,88 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import GatehouseOperations
+import Hummingbird
+
+/// `/v1/admin/apps/:appKey/risk/policy-versions...` and `.../risk/replays...`: the app's published
+/// policies, restoring one, and replays of its history with a version or a proposed policy.
+struct AdminPolicyVersionsController {
+    typealias Context = OperatorContext
+    let versions: PolicyVersionOperations
+    let replays: ReplayOperations
+
+    func register(on routes: inout RouteRegistrar) {
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/policy-versions", for: .operatorReads, use: list)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/policy-versions/:version", for: .operatorReads, use: version)
+        routes.on(.post, "/v1/admin/apps/:appKey/risk/policy-versions/:version/restore", for: .operators, use: restore)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/replays", for: .operatorReads, use: listReplays)
+        routes.on(.post, "/v1/admin/apps/:appKey/risk/replays", for: .operators, use: startReplay)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/replays/:replayId", for: .operatorReads, use: replay)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/replays/:replayId/changes", for: .operatorReads, use: changes)
+        routes.on(.post, "/v1/admin/apps/:appKey/risk/replays/:replayId/cancel", for: .operators, use: cancel)
+    }
+
+    @Sendable func list(_ request: Request, context: Context) async throws -> Response {
+        let query = Query.reader(request.uri.queryParameters)
+        let limit = try query.int("limit") ?? PageSize.standard.value
+        let page = try await versions.versions(try Query.appKey(context), before: try query.int("before"), limit: limit)
+        let next = page.count == limit ? page.last?.number : nil
+        return try JSONBody.response(
+            Components.Schemas.PolicyVersionPage(items: page.map(Components.Schemas.PolicyVersionSummary.init), nextBefore: next)
+        )
+    }
+
+    @Sendable func version(_ request: Request, context: Context) async throws -> Response {
+        let found = try await versions.version(try Query.appKey(context), number: try Self.number(context))
+        return try JSONBody.response(Components.Schemas.PolicyVersion(found))
+    }
+
+    @Sendable func restore(_ request: Request, context: Context) async throws -> Response {
+        let restored = try await versions.restore(try Query.appKey(context), number: try Self.number(context), origin: context.origin)
+        return try JSONBody.response(Components.Schemas.PolicyVersion(restored))
+    }
+
+    @Sendable func listReplays(_ request: Request, context: Context) async throws -> Response {
+        let runs = try await replays.replays(try Query.appKey(context))
+        return try JSONBody.response(Components.Schemas.ReplayPage(items: runs.map(Components.Schemas.Replay.init)))
+    }
+
+    /// Starts the replay and answers at once; the work goes on in this instance's background.
+    @Sendable func startReplay(_ request: Request, context: Context) async throws -> Response {
+        let body = try await JSONBody.decode(Components.Schemas.ReplayCreate.self, from: request, context: context)
+        let run = try await replays.start(try Query.appKey(context), try ReplayOperations.Request(body), origin: context.origin)
+        let replays = replays
+        Task(priority: .background) { await replays.run(run) }
+        return try JSONBody.response(Components.Schemas.Replay(run), status: .accepted)
+    }
+
+    @Sendable func replay(_ request: Request, context: Context) async throws -> Response {
+        let run = try await replays.replay(try Query.appKey(context), id: context.parameters.get("replayId") ?? "")
+        return try JSONBody.response(Components.Schemas.Replay(run))
+    }
+
+    @Sendable func changes(_ request: Request, context: Context) async throws -> Response {
+        let appKey = try Query.appKey(context)
+        let query = Query.reader(request.uri.queryParameters)
+        let page = try await replays.changes(
+            appKey,
+            id: context.parameters.get("replayId") ?? "",
+            cursor: query.string("cursor"),
+            limit: try query.int("limit")
+        )
+        let items = page.changes.map { Components.Schemas.ReplayChange($0, appKey: appKey) }
+        return try JSONBody.response(Components.Schemas.ReplayChanges(items: items, nextCursor: page.next))
+    }
+
+    @Sendable func cancel(_ request: Request, context: Context) async throws -> Response {
+        let run = try await replays.cancel(try Query.appKey(context), id: context.parameters.get("replayId") ?? "", origin: context.origin)
+        return try JSONBody.response(Components.Schemas.Replay(run))
+    }
+
+    static func number(_ context: Context) throws -> Int {
+        guard let number = try Query.int(context.parameters, "version"), number >= 1 else {
+            throw Problem.badParameter("version", "version is a version number, from 1.")
+        }
+        return number
+    }
+}

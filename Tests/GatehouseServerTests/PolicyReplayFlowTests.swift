@@ -1,0 +1,118 @@
+import Foundation
+import GatehouseAPI
+import GatehouseTestSupport
+import HTTPTypes
+import Testing
+
+/// Policy versions and replays over loopback HTTP on both stores: each change publishes a version,
+/// each decision names the one that judged it, an earlier one is restored in one call, and a replay
+/// of the window with a proposed rule reports what it would change, measured against the labels.
+@Suite struct PolicyReplayFlowTests {
+    typealias Flow = DeviceRiskFlowTests
+
+    static func replay(_ server: ServerFixture, _ path: String, body: String) async throws -> Components.Schemas.Replay {
+        let started = try await server.send(.post, path, body: body)
+        #expect(started.status == .accepted, "\(started.text)")
+        let id = try started.decoded(Components.Schemas.Replay.self).replayId
+        for _ in 0..<300 {
+            let run = try await server.send(.get, "\(path)/\(id)").decoded(Components.Schemas.Replay.self)
+            if run.status != .running { return run }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the replay did not finish in 30 s")
+        return try await server.send(.get, "\(path)/\(id)").decoded(Components.Schemas.Replay.self)
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func changesPublishVersionsThatRestoreAndReplay(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Flow.createApp(server)
+            let risk = "/v1/admin/apps/\(app.appKey)/risk"
+            #expect(try await server.send(.get, "\(risk)/policy-versions").decoded(Components.Schemas.PolicyVersionPage.self).items.isEmpty)
+            let rule = #"{"when":"device.known","then":{"tag":"rule.known","weight":5}}"#
+            #expect(try await server.send(.put, "\(risk)/policy-rules/known", body: rule).status == .ok)
+            #expect(try await server.send(.post, "\(risk)/lists", body: #"{"list":"deny","type":"account","value":"mule-1"}"#).status == .created)
+            #expect(try await server.send(.put, "\(risk)/rules", body: #"{"reviewAt":30}"#).status == .ok)
+            let versions = try await server.send(.get, "\(risk)/policy-versions").decoded(Components.Schemas.PolicyVersionPage.self)
+            #expect(versions.items.map(\.version) == [3, 2, 1])
+            #expect(versions.items.map(\.change) == ["risk.rules", "risk.list.add", "risk.rule.create"])
+            let paged = try await server.send(.get, "\(risk)/policy-versions?limit=2").decoded(Components.Schemas.PolicyVersionPage.self)
+            #expect(paged.nextBefore == 2)
+
+            let device = try await Flow.startDevice(server, app)
+            var decisions: [Components.Schemas.RiskDecisionView] = []
+            for account in ["10538532", "10538532", "mule-1"] {
+                decisions.append(
+                    try await Flow.query(server, app, try await Flow.ztoken(server, app, device: device, account: account), account: account)
+                )
+            }
+            #expect(decisions.map(\.policyVersion) == [3, 3, 3])
+            #expect(decisions.map(\.decision) == [.pass, .pass, .reject])
+            let labelled = try await server.send(
+                .post,
+                "/v1/risk/decisions/\(decisions[0].decisionId)/labels",
+                headers: app.backend,
+                body: #"{"label":"fraud","kind":"account_takeover"}"#
+            )
+            #expect(labelled.status == .created)
+
+            let restored = try await server.send(.post, "\(risk)/policy-versions/1/restore")
+            #expect(restored.status == .ok, "\(restored.json ?? [:])")
+            let four = try restored.decoded(Components.Schemas.PolicyVersion.self)
+            #expect(four.version == 4 && four.change == "risk.policy.restore")
+            #expect(
+                four.document.lists.isEmpty && four.document.rules.additionalProperties.isEmpty && four.document.policyRules.map(\.name) == ["known"]
+            )
+            #expect(try await server.send(.get, "\(risk)/lists").decoded(Components.Schemas.RiskListEntries.self).items.isEmpty)
+            let after = try await Flow.query(server, app, try await Flow.ztoken(server, app, device: device, account: "mule-1"), account: "mule-1")
+            #expect(after.policyVersion == 4 && after.decision == .pass, "the deny list is gone with version 4")
+            #expect(try await server.send(.post, "\(risk)/policy-versions/99/restore").problem?.code == "policy_version_not_found")
+
+            let window = #""from":"2000-01-01T00:00:00Z","to":"2100-01-01T00:00:00Z""#
+            let proposal =
+                #"{\#(window),"policyRules":[{"name":"account-review","when":"account == '10538532'","then":{"decide":"review"}}]}"#
+            let run = try await Self.replay(server, "\(risk)/replays", body: proposal)
+            #expect(run.status == .completed && run.progress == 1 && run.total == 4 && run.version == nil, "\(run)")
+            let report = try #require(run.report)
+            // Two passes become reviews, and the mule's reject (by version 3's deny list) a pass.
+            #expect(report.replayed == 4 && report.changed == 3 && report.withoutFacts == 0)
+            let cell = report.matrix.first { $0.before == .pass && $0.after == .review }
+            #expect(cell?.count == 2)
+            let tally = report.rules.first { $0.rule == "account-review" }
+            #expect(tally?.hits == 2 && tally?.fraudHits == 1 && tally?.precision == 1 && tally?.recall == 1)
+            #expect(report.fraud == 1 && report.recallBefore == 0 && report.recallAfter == 1)
+            let changes = try await server.send(.get, "\(risk)/replays/\(run.replayId)/changes?limit=1").decoded(
+                Components.Schemas.ReplayChanges.self
+            )
+            #expect(changes.items.count == 1 && changes.items[0].decisionId == decisions[0].decisionId && changes.nextCursor != nil)
+            #expect(changes.items[0].href == "/console/apps/\(app.appKey)/decisions/\(decisions[0].decisionId)")
+            let rest = try await server.send(.get, "\(risk)/replays/\(run.replayId)/changes?cursor=\(changes.nextCursor ?? "")")
+                .decoded(Components.Schemas.ReplayChanges.self)
+            #expect(rest.items.map(\.decisionId) == [decisions[1].decisionId, decisions[2].decisionId])
+
+            // Version 3 as it was: the deny list rejects mule-1's first query, not version 4's.
+            let three = try await Self.replay(server, "\(risk)/replays", body: #"{\#(window),"version":3}"#)
+            #expect(three.version == 3 && three.report?.changed == 1)
+            let listed = try await server.send(.get, "\(risk)/replays").decoded(Components.Schemas.ReplayPage.self)
+            #expect(listed.items.map(\.replayId) == [three.replayId, run.replayId])
+
+            let finished = try await server.send(.post, "\(risk)/replays/\(run.replayId)/cancel")
+            #expect(finished.status == .conflict)
+            #expect(try await server.send(.get, "\(risk)/replays/not-a-uuid").problem?.code == "replay_not_found")
+            let refusals: [(String, String)] = [
+                (#"{"from":"2100-01-01T00:00:00Z","to":"2000-01-01T00:00:00Z"}"#, "invalid_replay"),
+                (#"{\#(window),"version":99}"#, "policy_version_not_found"),
+                (#"{\#(window),"rules":{"9999":{"reviewAt":10}}}"#, "invalid_replay"),
+                (#"{\#(window),"rules":{"app":{"reviewAt":0}}}"#, "invalid_risk_rules"),
+                (#"{\#(window),"policyRules":[{"name":"x","when":"nosuch > 1","then":{"decide":"review"}}]}"#, "invalid_policy_rule"),
+            ]
+            for (body, code) in refusals {
+                let refused = try await server.send(.post, "\(risk)/replays", body: body)
+                #expect(refused.status.code / 100 == 4 && refused.problem?.code == code, "\(body): \(refused.status) \(refused.problem?.code ?? "")")
+            }
+            let audit = try await server.send(.get, "/v1/admin/audit?appKey=\(app.appKey)&limit=100").json?["items"] as? [[String: Any]] ?? []
+            let actions = audit.compactMap { $0["action"] as? String }
+            #expect(actions.contains("risk.policy.restore") && actions.filter { $0 == "risk.replay.start" }.count == 2)
+        }
+    }
+}
