@@ -23,6 +23,10 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         /// Only tokens of a device whose hardware attested it (an `att` claim) pass, as the gate does
         /// for an attester with `requireHardwareAttestation` or of a hardware kind.
         public var requireHardwareAttestation: Bool
+        /// In `monitor` every request goes on to the handler, with `X-Gatehouse-Attest-Verdict` saying
+        /// what the token was (on the request the handler reads, and on the response), as the gate does
+        /// for an attester in monitor.
+        public var enforcement: AttesterEnforcement
 
         public init(
             appKey: AppKey,
@@ -30,9 +34,11 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
             tokenHeader: String = "EO-Attest-Token",
             bindHeader: String? = nil,
             sharedSecrets: [String: String] = [:],
-            requireHardwareAttestation: Bool = false
+            requireHardwareAttestation: Bool = false,
+            enforcement: AttesterEnforcement = .enforce
         ) {
             self.requireHardwareAttestation = requireHardwareAttestation
+            self.enforcement = enforcement
             self.appKey = appKey
             self.attestID = attestID
             self.tokenHeader = tokenHeader
@@ -52,7 +58,25 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         self.countUse = countUse
     }
 
+    static var verdictHeader: HTTPField.Name { HTTPField.Name("X-Gatehouse-Attest-Verdict")! }
+
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let failure = try await check(request)
+        guard configuration.enforcement == .monitor else {
+            if let failure { return challenge(failure) }
+            return try await next(request, context)
+        }
+        // The client's own verdict header never reaches the handler: only the one said here.
+        let verdict = failure.map(AttestVerdict.init) ?? .valid
+        var head = request.head
+        head.headerFields[Self.verdictHeader] = verdict.rawValue
+        var response = try await next(Request(head: head, body: request.body), context)
+        response.headers[Self.verdictHeader] = verdict.rawValue
+        return response
+    }
+
+    /// Nil for a token that opens the route, else why not.
+    func check(_ request: Request) async throws -> AttestationTokenFailure? {
         let token = HTTPField.Name(configuration.tokenHeader).flatMap { request.headers[$0] }
         let bound = configuration.bindHeader.flatMap { HTTPField.Name($0) }.flatMap { request.headers[$0] }
         let verified = try await AttestationToken.verify(
@@ -73,13 +97,13 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         switch verified {
         case .failure(let reason):
-            return challenge(reason)
+            return reason
         case .success(let claims):
-            if configuration.requireHardwareAttestation, claims.att == nil { return challenge(.hardwareRequired) }
+            if configuration.requireHardwareAttestation, claims.att == nil { return .hardwareRequired }
             if claims.lim != nil {
-                guard let countUse, try await countUse(claims) else { return challenge(.usedUp) }
+                guard let countUse, try await countUse(claims) else { return .usedUp }
             }
-            return try await next(request, context)
+            return nil
         }
     }
 

@@ -47,7 +47,16 @@ func capabilityRoutes(
     let attestationGate = AttestationGateOperations(access: attesterAccess, signatures: signatures)
     AttestationSDKController(sdk: AttestationSDKOperations(access: attesterAccess, issuer: configuration.issuer, limits: limits, trust: trust))
         .register(on: &routes)
-    AttestationGateController(gate: attestationGate).register(on: &routes)
+    AttestationGateController(gate: attestationGate) { app, attester, route, verdict, monitored in
+        registry.makeCounter(
+            name: "gatehouse_attest_verdicts_total",
+            labels: [
+                ("app", app.rawValue), ("attester", attester.rawValue), ("route", route), ("verdict", verdict.rawValue),
+                ("enforcement", monitored ? "monitor" : "enforce"),
+            ]
+        ).increment()
+    }
+    .register(on: &routes)
     AdminAttestationController(attesters: attesters).register(on: &routes)
     CaptchaController(
         captcha: CaptchaOperations(store: store.captcha, attesters: store.attestation, apps: operations, clock: clock, limits: limits),

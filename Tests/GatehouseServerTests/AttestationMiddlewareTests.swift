@@ -58,6 +58,20 @@ import Testing
                     )
                 )
                 .get("data") { _, _ in "protected" }
+            // In monitor every request goes on, with what the token was.
+            router.group("monitored")
+                .add(
+                    middleware: AttestationMiddleware(
+                        .init(
+                            appKey: try AppKey(validating: app.appKey),
+                            attestID: try AttestID(validating: "login-pow"),
+                            bindHeader: "Authorization",
+                            enforcement: .monitor
+                        ),
+                        jwks: JWKSCache(url: server.baseURL.absoluteString + "/.well-known/jwks.json")
+                    )
+                )
+                .get("data") { request, _ in request.headers[HTTPField.Name("X-Gatehouse-Attest-Verdict")!] ?? "none" }
             let backend = Application(router: router)
             try await backend.test(.router) { client in
                 let header = HTTPField.Name("EO-Attest-Token")!
@@ -85,6 +99,22 @@ import Testing
                     headers: [header: token, .authorization: "Bearer user-1"]
                 )
                 #expect(notHardware.status == .preconditionRequired && notHardware.headers[reason] == "hardware_required")
+
+                let verdict = HTTPField.Name("X-Gatehouse-Attest-Verdict")!
+                let spoofed = try await client.execute(uri: "/monitored/data", method: .get, headers: [verdict: "valid"])
+                #expect(spoofed.status == .ok && String(buffer: spoofed.body) == "missing" && spoofed.headers[verdict] == "missing")
+                let monitoredGood = try await client.execute(
+                    uri: "/monitored/data",
+                    method: .get,
+                    headers: [header: token, .authorization: "Bearer user-1"]
+                )
+                #expect(String(buffer: monitoredGood.body) == "valid")
+                let monitoredBad = try await client.execute(
+                    uri: "/monitored/data",
+                    method: .get,
+                    headers: [header: token, .authorization: "Bearer x"]
+                )
+                #expect(monitoredBad.status == .ok && String(buffer: monitoredBad.body) == "invalid")
             }
         }
     }

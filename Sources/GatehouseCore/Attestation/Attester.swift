@@ -177,6 +177,8 @@ public struct Attester: Equatable, Sendable {
     public var requireHardwareAttestation: Bool
     public var routes: [ProtectedRoute]
     public var status: AttesterStatus
+    /// In `monitor` the gate lets every request through and says what it found (`AttesterEnforcement`).
+    public var enforcement: AttesterEnforcement = .enforce
     public let createdAt: Date
     public var updatedAt: Date
 
@@ -270,7 +272,8 @@ public struct Attester: Equatable, Sendable {
             "tokenHeader": .string(tokenHeader), "maxUses": maxUses.map(AuditValue.int) ?? .null, "algorithm": .string(algorithm.rawValue),
             "bindHeader": bindHeader.map(AuditValue.string) ?? .null, "requireSignature": .string(String(requireSignature)),
             "routes": .strings(routes.map { "\($0.method) \($0.pathPrefix)" }),
-            "status": .string(status.rawValue), "requireHardwareAttestation": .string(String(requireHardwareAttestation)),
+            "status": .string(status.rawValue), "enforcement": .string(enforcement.rawValue),
+            "requireHardwareAttestation": .string(String(requireHardwareAttestation)),
             "appAttest": appAttest.map { .strings($0.summary) } ?? .null,
             "androidKeyAttestation": androidKeyAttestation.map { .strings($0.summary) } ?? .null,
         ]

@@ -19,6 +19,7 @@ public struct AttesterChange: Sendable, Equatable {
     public var requireSignature: Bool?
     public var routes: [(method: String, pathPrefix: String)]?
     public var status: String?
+    public var enforcement: String?
     /// Whole settings, replacing the attester's (checked by `AppAttestPolicy.validated`).
     public var appAttest: AppAttestPolicy?
     public var androidKeyAttestation: AndroidKeyAttestationPolicy?
@@ -31,7 +32,7 @@ public struct AttesterChange: Sendable, Equatable {
             && lhs.keyPrefix == rhs.keyPrefix && lhs.adaptive == rhs.adaptive && lhs.challengeLifetimeSeconds == rhs.challengeLifetimeSeconds
             && lhs.tokenLifetimeSeconds == rhs.tokenLifetimeSeconds && lhs.tokenHeader == rhs.tokenHeader && lhs.maxUses == rhs.maxUses
             && lhs.algorithm == rhs.algorithm && lhs.bindHeader == rhs.bindHeader && lhs.status == rhs.status
-            && lhs.requireSignature == rhs.requireSignature && lhs.appAttest == rhs.appAttest
+            && lhs.requireSignature == rhs.requireSignature && lhs.enforcement == rhs.enforcement && lhs.appAttest == rhs.appAttest
             && lhs.androidKeyAttestation == rhs.androidKeyAttestation && lhs.requireHardwareAttestation == rhs.requireHardwareAttestation
             && lhs.routes?.map { "\($0.method) \($0.pathPrefix)" } == rhs.routes?.map { "\($0.method) \($0.pathPrefix)" }
     }
@@ -72,6 +73,12 @@ public struct AttesterChange: Sendable, Equatable {
                 throw DomainError(.invalidAttester, "status is active or disabled.", field: "status")
             }
             updated.status = parsed
+        }
+        if let enforcement {
+            guard let parsed = AttesterEnforcement(rawValue: enforcement) else {
+                throw DomainError(.invalidAttester, "enforcement is enforce or monitor.", field: "enforcement")
+            }
+            updated.enforcement = parsed
         }
         updated.updatedAt = now
         return try updated.validated()

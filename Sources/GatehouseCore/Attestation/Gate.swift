@@ -10,19 +10,63 @@ public enum GateVerdict: Equatable, Sendable {
     case challenge(attester: AttestID, reason: AttestationTokenFailure)
     /// The token is good but the attester also requires a request signature, and it failed.
     case refuse(attester: AttestID, reason: SignatureFailure)
+    /// The attester is in `monitor`: the request goes through whatever the token, with what the gate
+    /// would have said of it.
+    case monitored(attester: AttestID, verdict: AttestVerdict, claims: AttestationClaims?)
+
+    /// What the gate says of the token, for the counters (whatever the attester's enforcement).
+    public var attestVerdict: (attester: AttestID, verdict: AttestVerdict)? {
+        switch self {
+        case .open: nil
+        case .pass(let attester, _): (attester, .valid)
+        case .challenge(let attester, let reason): (attester, AttestVerdict(reason))
+        case .refuse(let attester, _): (attester, .invalid)
+        case .monitored(let attester, let verdict, _): (attester, verdict)
+        }
+    }
+}
+
+/// Whether an attester's gate refuses a request without a valid token (`enforce`), or lets it
+/// through and only says why (`monitor`): the way to roll attestation out to an app whose older
+/// versions send no token, switching to `enforce` once the share of valid tokens is high enough.
+public enum AttesterEnforcement: String, Sendable, CaseIterable {
+    case enforce, monitor
+}
+
+/// The gate's word on a request's token, in the header `X-Gatehouse-Attest-Verdict` and the counters.
+public enum AttestVerdict: String, Sendable, CaseIterable {
+    case valid, missing, invalid, expired, replayed
+    /// A token signed with a key no longer published (a superseded key, so an old SDK or app version).
+    case outdated
+
+    public init(_ failure: AttestationTokenFailure) {
+        switch failure {
+        case .missing: self = .missing
+        case .expired: self = .expired
+        case .usedUp: self = .replayed
+        case .unknownKey: self = .outdated
+        case .malformed, .unsupportedAlgorithm, .badSignature, .wrongApp, .wrongAttester, .bindingMissing, .bindingMismatch, .hardwareRequired:
+            self = .invalid
+        }
+    }
 }
 
 public enum Gate {
     /// The active attester gating `method path`: the one with the longest matching path prefix
     /// (ties go to the earliest attestId). A disabled attester gates nothing.
     public static func attester(for method: String, path: String, among attesters: [Attester]) -> Attester? {
-        var best: (attester: Attester, length: Int)?
+        match(method: method, path: path, among: attesters)?.attester
+    }
+
+    /// The gating attester and the route of it that matched.
+    public static func match(method: String, path: String, among attesters: [Attester]) -> (attester: Attester, route: ProtectedRoute)? {
+        var best: (attester: Attester, route: ProtectedRoute)?
         for attester in attesters.sorted(by: { $0.attestID.rawValue < $1.attestID.rawValue }) where attester.status == .active {
             for route in attester.routes where route.matches(method: method, path: path) {
-                if best == nil || route.pathPrefix.utf8.count > best!.length { best = (attester, route.pathPrefix.utf8.count) }
+                if best == nil || route.pathPrefix.utf8.count > best!.route.pathPrefix.utf8.count { best = (attester, route) }
             }
         }
-        return best?.attester
+        return best
     }
 
     /// The path an origin server will act on, for prefix matching: query dropped, percent-escapes

@@ -22,6 +22,10 @@ public enum ActivityMetric: String, Sendable, CaseIterable {
     case captchaFailed = "captcha_failed"
     /// Temporary credentials handed to a device, labelled with the provider.
     case stsVended = "sts_vended"
+    /// A policy rule that matched a decision, labelled `<mode> <rule>`, or failed on it, `error <rule>`.
+    case rule
+    /// The gate's verdict on a request an attester gates, labelled `<attestId> <verdict>`.
+    case attestVerdict = "attest_verdict"
 }
 
 /// One counter: an app, a UTC minute, a metric and its label.
@@ -44,6 +48,10 @@ public struct ActivityKey: Hashable, Sendable {
             ActivityKey(appID: record.appID, at: record.decidedAt, metric: .decision, label: record.verdict.decision.rawValue),
             ActivityKey(appID: record.appID, at: record.decidedAt, metric: .tokenState, label: record.tokenState.rawValue),
         ] + record.verdict.tags.map { ActivityKey(appID: record.appID, at: record.decidedAt, metric: .tag, label: $0.tag) }
+            + record.verdict.rules.map { outcome in
+                let label = outcome.error == nil ? "\(outcome.mode.rawValue) \(outcome.rule)" : "error \(outcome.rule)"
+                return ActivityKey(appID: record.appID, at: record.decidedAt, metric: .rule, label: label)
+            }
     }
 }
 

@@ -46,17 +46,27 @@ public struct AttestationGateOperations: Sendable {
         )
     }
 
-    /// The gate: which attester gates `method uri`, and whether the presented token opens it.
+    /// What the gate said of one request: the verdict, and the route that matched (`METHOD /prefix`).
+    public struct GateAnswer: Sendable {
+        public let verdict: GateVerdict
+        public let route: String?
+    }
+
+    /// The gate: which attester gates `method uri`, and whether the presented token opens it; an
+    /// attester in `monitor` opens it whatever the token, and the answer says what the gate found.
+    /// Every gated request moves the app's verdict counters (the console's overview).
     /// `header` reads a header of the original request by name.
     /// - Parameter url: the full URL the client sent (for a signature's whash), when the proxy says it.
-    public func gate(app: App, method: String, uri: String, url: String?, header: (String) -> String?) async throws -> GateVerdict {
+    public func gate(app: App, method: String, uri: String, url: String?, header: (String) -> String?) async throws -> GateAnswer {
         let attesters = try await access.store.attesters(appID: app.id).map(\.attester)
         guard let path = Gate.normalizedPath(uri) else {
             // An unreadable path is gated by every attester that gates anything; the first one challenges.
-            guard let first = attesters.first(where: { $0.status == .active && !$0.routes.isEmpty }) else { return .open }
-            return .challenge(attester: first.attestID, reason: .malformed)
+            guard let first = attesters.first(where: { $0.status == .active && !$0.routes.isEmpty }) else {
+                return GateAnswer(verdict: .open, route: nil)
+            }
+            return answer(app, first, route: nil, .challenge(attester: first.attestID, reason: .malformed), claims: nil)
         }
-        guard let attester = Gate.attester(for: method, path: path, among: attesters) else { return .open }
+        guard let (attester, route) = Gate.match(method: method, path: path, among: attesters) else { return GateAnswer(verdict: .open, route: nil) }
         let outcome = try await check(
             app: app,
             token: header(attester.tokenHeader),
@@ -67,9 +77,11 @@ public struct AttestationGateOperations: Sendable {
             consume: true
         )
         switch outcome {
-        case .inactive(let reason): return .challenge(attester: attester.attestID, reason: reason)
+        case .inactive(let reason): return answer(app, attester, route: route, .challenge(attester: attester.attestID, reason: reason), claims: nil)
         case .active(let claims):
-            guard attester.requireSignature else { return .pass(attester: attester.attestID, claims: claims) }
+            guard attester.requireSignature else {
+                return answer(app, attester, route: route, .pass(attester: attester.attestID, claims: claims), claims: claims)
+            }
             let verification = try await signatures.verify(
                 app: app,
                 request: PresentedRequest(
@@ -83,9 +95,24 @@ public struct AttestationGateOperations: Sendable {
                 policy: .block,
                 captchaPassToken: nil
             )
-            if let failure = verification.failure { return .refuse(attester: attester.attestID, reason: failure) }
-            return .pass(attester: attester.attestID, claims: claims)
+            if let failure = verification.failure {
+                return answer(app, attester, route: route, .refuse(attester: attester.attestID, reason: failure), claims: claims)
+            }
+            return answer(app, attester, route: route, .pass(attester: attester.attestID, claims: claims), claims: claims)
         }
+    }
+
+    /// The enforced verdict, or in `monitor` the request let through with it; counted either way.
+    private func answer(_ app: App, _ attester: Attester, route: ProtectedRoute?, _ enforced: GateVerdict, claims: AttestationClaims?) -> GateAnswer {
+        var verdict = enforced
+        if attester.enforcement == .monitor, let found = enforced.attestVerdict {
+            verdict = .monitored(attester: attester.attestID, verdict: found.verdict, claims: found.verdict == .valid ? claims : nil)
+        }
+        if let found = verdict.attestVerdict {
+            let label = "\(attester.attestID) \(found.verdict.rawValue)"
+            access.devices.countActivity([ActivityKey(appID: app.id, at: access.clock.now(), metric: .attestVerdict, label: label)])
+        }
+        return GateAnswer(verdict: verdict, route: route.map { "\($0.method) \($0.pathPrefix)" })
     }
 
     private func check(

@@ -131,20 +131,21 @@ public struct ReplayOperations: Sendable {
             let events = Set(try await apps.store.events(of: run.appID).map(\.eventID.rawValue))
             // Attesters are not part of a version: whether hardware was required is in each decision's facts.
             let policy = run.document.policy(events: events, attesters: [], version: run.proposedVersion ?? 0)
-            var cursor: DecisionCursor?
+            let (id, app, from, to) = (run.id, run.appID, run.from, run.to)
+            var read = try await store.storedDecisions(appID: app, from: from, to: to, after: nil, limit: ReplayRun.pageSize)
             var processed = 0
-            while processed < ReplayRun.maximumDecisions {
-                let page = try await store.storedDecisions(appID: run.appID, from: run.from, to: run.to, after: cursor, limit: ReplayRun.pageSize)
-                guard let last = page.last else { break }
+            while processed < ReplayRun.maximumDecisions, !read.decisions.isEmpty {
+                let (page, position) = (read.decisions, read.next)
+                // The next page is read while this one is judged: the database's work and Core's overlap.
+                async let following = store.storedDecisions(appID: app, from: from, to: to, after: position, limit: ReplayRun.pageSize)
                 let changed = RiskEngine.replay(page, policy: policy, into: &report)
                 processed += page.count
-                cursor = DecisionCursor(decidedAt: last.decidedAt, id: last.id)
-                let going = try await store.recordReplayProgress(id: run.id, processed: processed, report: report, changes: changed, at: clock.now())
+                let going = try await store.recordReplayProgress(id: id, processed: processed, report: report, changes: changed, at: clock.now())
                 guard going else {
-                    try await store.finishReplay(id: run.id, status: .cancelled, report: report, error: nil, at: clock.now())
+                    try await store.finishReplay(id: id, status: .cancelled, report: report, error: nil, at: clock.now())
                     return
                 }
-                if page.count < ReplayRun.pageSize { break }
+                read = page.count < ReplayRun.pageSize ? ([], nil) : try await following
             }
             try await store.finishReplay(id: run.id, status: .completed, report: report, error: nil, at: clock.now())
         } catch {
@@ -167,16 +168,21 @@ public struct ReplayOperations: Sendable {
         try await store.replays(appID: try await apps.app(appKey).id)
     }
 
-    /// The replay's changed decisions in time order, a page after `cursor` (the last one's
-    /// `<milliseconds>_<id>`).
+    /// The replay's changed decisions in time order, a page from `cursor` (the previous page's
+    /// `next`: how many came before; a replay keeps at most `ReplayRun.keptChanges`).
     public func changes(_ appKey: AppKey, id: String, cursor: String?, limit: Int?) async throws -> (changes: [ChangedDecision], next: String?) {
         let run = try await replay(appKey, id: id)
         let size = try PageSize(validating: limit)
-        let after = try cursor.map(RiskAdminOperations.parseCursor)
-        let page = try await store.replayChanges(replayID: run.id, after: after, limit: size.value + 1)
+        var offset = 0
+        if let cursor {
+            guard let value = Int(cursor), (0...ReplayRun.keptChanges).contains(value) else {
+                throw DomainError(.invalidParameter, "cursor is the nextCursor of a previous page.", field: "cursor")
+            }
+            offset = value
+        }
+        let page = try await store.replayChanges(replayID: run.id, offset: offset, limit: size.value + 1)
         let shown = Array(page.prefix(size.value))
-        let next = page.count > size.value ? shown.last.map { "\($0.decidedAt.millisecondsSince1970)_\($0.id.uuidString.lowercased())" } : nil
-        return (shown, next)
+        return (shown, page.count > size.value ? String(offset + shown.count) : nil)
     }
 
     public func cancel(_ appKey: AppKey, id: String, origin: ChangeOrigin) async throws -> ReplayRun {

@@ -45,6 +45,7 @@ extension Components.Schemas.Attester {
                 )
             },
             requireHardwareAttestation: attester.requiresHardware,
+            enforcement: attester.enforcement == .monitor ? .monitor : .enforce,
             routes: attester.routes.map { .init(method: .init(rawValue: $0.method) ?? ._ast_, pathPrefix: $0.pathPrefix) },
             status: attester.status == .active ? .active : .disabled,
             createdAt: attester.createdAt,
@@ -68,15 +69,18 @@ protocol AttesterSettingsBody {
     var appAttest: Components.Schemas.AppAttestSettings? { get }
     var androidKeyAttestation: Components.Schemas.AndroidKeyAttestationSettings? { get }
     var requireHardwareAttestation: Bool? { get }
+    var enforcementName: String? { get }
     var routes: [Components.Schemas.ProtectedRoute]? { get }
 }
 
 extension Components.Schemas.AttesterCreate: AttesterSettingsBody {
     var algorithmName: String? { algorithm?.rawValue }
+    var enforcementName: String? { enforcement?.rawValue }
 }
 
 extension Components.Schemas.AttesterUpdate: AttesterSettingsBody {
     var algorithmName: String? { algorithm?.rawValue }
+    var enforcementName: String? { enforcement?.rawValue }
 }
 
 extension AttesterChange {
@@ -106,6 +110,7 @@ extension AttesterChange {
         requireSignature = body.requireSignature
         routes = body.routes?.map { ($0.method.rawValue, $0.pathPrefix) }
         requireHardwareAttestation = body.requireHardwareAttestation
+        enforcement = body.enforcementName
         if let settings = body.appAttest {
             appAttest = try AppAttestPolicy.validated(
                 teamID: settings.teamId,

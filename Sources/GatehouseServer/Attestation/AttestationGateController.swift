@@ -18,7 +18,10 @@ struct AttestationGateController {
     static let reasonHeader = HTTPField.Name("X-Gatehouse-Attest-Reason")!
     static let attestIDHeader = HTTPField.Name("X-Gatehouse-Attest-Id")!
     static let deviceIDHeader = HTTPField.Name("X-Gatehouse-Device-Id")!
+    static let verdictHeader = HTTPField.Name("X-Gatehouse-Attest-Verdict")!
     let gate: AttestationGateOperations
+    /// Counts each gated request's verdict on /metrics: app, attester, route, verdict, enforcement.
+    let onVerdict: @Sendable (_ app: AppKey, _ attester: AttestID, _ route: String, _ verdict: AttestVerdict, _ monitored: Bool) -> Void
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/.well-known/jwks.json", for: .open, use: jwks)
@@ -66,14 +69,27 @@ struct AttestationGateController {
         if let url, !(1...8192).contains(url.utf8.count) {
             throw Problem.badParameter("X-Original-URL", "X-Original-URL is 1 to 8192 bytes.")
         }
-        let verdict = try await gate.gate(app: app, method: method, uri: uri, url: url) { name in
+        let answer = try await gate.gate(app: app, method: method, uri: uri, url: url) { name in
             HTTPField.Name(name).flatMap { request.headers[$0] }
         }
-        switch verdict {
+        if let found = answer.verdict.attestVerdict {
+            var monitored = false
+            if case .monitored = answer.verdict { monitored = true }
+            onVerdict(app.appKey, found.attester, answer.route ?? "unreadable path", found.verdict, monitored)
+        }
+        switch answer.verdict {
         case .open:
             return Response(status: .noContent)
         case .pass(let attester, let claims):
-            return Response(status: .noContent, headers: [Self.attestIDHeader: attester.rawValue, Self.deviceIDHeader: claims.did])
+            return Response(
+                status: .noContent,
+                headers: [Self.attestIDHeader: attester.rawValue, Self.deviceIDHeader: claims.did, Self.verdictHeader: AttestVerdict.valid.rawValue]
+            )
+        case .monitored(let attester, let verdict, let claims):
+            // Let through: the attester is in monitor. The verdict says what enforcing would have done.
+            var headers: HTTPFields = [Self.attestIDHeader: attester.rawValue, Self.verdictHeader: verdict.rawValue]
+            if let claims { headers[Self.deviceIDHeader] = claims.did }
+            return Response(status: .noContent, headers: headers)
         case .challenge(let attester, let reason):
             var problem = Problem(
                 status,

@@ -56,6 +56,7 @@ struct ConsoleAttestersController {
         let appKey = try Query.appKey(context)
         var change = try Self.change(context.form)
         change.status = ConsoleForm.optional(context.form, "status")
+        change.enforcement = ConsoleForm.optional(context.form, "enforcement")
         let result = try await attesters.updateAttester(
             appKey,
             attestID: try AttestID(validating: context.parameters.get("attestId") ?? ""),

@@ -40,7 +40,8 @@ struct ConsoleOverviewController {
             decisions: Self.decisionChart(summary, window: window, start: start),
             rankings: Self.rankings(summary, appKey: app.appKey.rawValue),
             flows: Self.flows(summary),
-            labels: Self.labels(summary, appKey: app.appKey.rawValue, since: start)
+            labels: Self.labels(summary, appKey: app.appKey.rawValue, since: start),
+            monitor: Self.monitor(summary)
         )
         return pages.page(shown, caller: context.console)
     }
@@ -138,6 +139,37 @@ struct ConsoleOverviewController {
             legitimate: count("legitimate"),
             fraudPassedLink: link("fraud", "pass"),
             legitimateRejectedLink: link("legitimate", "reject")
+        )
+    }
+
+    static func monitor(_ summary: ActivitySummary) -> OverviewPage.Monitor {
+        var verdicts: [String: [String: Int]] = [:]
+        for (label, count) in summary.totals[.attestVerdict] ?? [:] {
+            let parts = label.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            verdicts[parts[0], default: [:]][parts[1], default: 0] += count
+        }
+        let attesters = verdicts.keys.sorted().map { attester in
+            let counts = AttestVerdict.allCases.map { verdicts[attester]?[$0.rawValue] ?? 0 }
+            let total = counts.reduce(0, +)
+            let share = total == 0 ? "none" : String(format: "%.1f%%", Double(counts[0]) / Double(total) * 100)
+            return OverviewPage.Monitor.Attester(attester: attester, counts: counts, validShare: share)
+        }
+        var rules: [String: (enforced: Int, monitored: Int, failed: Int)] = [:]
+        for (label, count) in summary.totals[.rule] ?? [:] {
+            let parts = label.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            switch parts[0] {
+            case "enforce": rules[parts[1], default: (0, 0, 0)].enforced += count
+            case "monitor": rules[parts[1], default: (0, 0, 0)].monitored += count
+            default: rules[parts[1], default: (0, 0, 0)].failed += count
+            }
+        }
+        return OverviewPage.Monitor(
+            attesters: attesters,
+            rules: rules.keys.sorted().map {
+                .init(rule: $0, enforced: rules[$0]!.enforced, monitored: rules[$0]!.monitored, failed: rules[$0]!.failed)
+            }
         )
     }
 }

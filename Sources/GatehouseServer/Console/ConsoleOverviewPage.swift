@@ -77,6 +77,25 @@ struct OverviewPage: ConsolePage {
         let legitimateRejectedLink: String
     }
 
+    /// What monitoring says: each attester's gate verdicts (the share valid, to decide when to
+    /// enforce), and each policy rule's matches by mode and its failures.
+    struct Monitor {
+        struct Attester {
+            let attester: String
+            let counts: [Int]
+            let validShare: String
+        }
+        struct Rule {
+            let rule: String
+            let enforced: Int
+            let monitored: Int
+            let failed: Int
+        }
+        let verdicts = AttestVerdict.allCases.map(\.rawValue)
+        let attesters: [Attester]
+        let rules: [Rule]
+    }
+
     let title: String
     let appKey: String
     let windows: [Window]
@@ -86,4 +105,5 @@ struct OverviewPage: ConsolePage {
     let rankings: Rankings
     let flows: Flows
     let labels: Labels
+    let monitor: Monitor
 }

@@ -193,7 +193,7 @@ extension SQLAttestationStore: AttestationStore {
             ("bind_header", .optional(a.bindHeader)), ("routes", .text(String(decoding: routes, as: UTF8.self))),
             ("status", .text(a.status.rawValue)), ("created_at", .date(a.createdAt)), ("updated_at", .date(a.updatedAt)),
             ("require_signature", .int(a.requireSignature ? 1 : 0)), ("hardware_settings", hardware),
-            ("require_hardware", .int(a.requireHardwareAttestation ? 1 : 0)),
+            ("require_hardware", .int(a.requireHardwareAttestation ? 1 : 0)), ("enforcement", .text(a.enforcement.rawValue)),
         ]
     }
 
@@ -211,7 +211,10 @@ extension SQLAttestationStore: AttestationStore {
             }
             hardware = decoded
         }
-        let attester = Attester(
+        guard let enforcement = AttesterEnforcement(rawValue: try row.optionalText("enforcement") ?? "enforce") else {
+            throw .corruptRow("attester enforcement")
+        }
+        var attester = Attester(
             appID: AppID(try row.uuid("app_id")),
             attestID: attestID,
             kind: kind,
@@ -237,6 +240,7 @@ extension SQLAttestationStore: AttestationStore {
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
         )
+        attester.enforcement = enforcement
         return StoredAttester(attester: attester, sealedSecret: try row.isNull("sealed_secret") ? nil : try row.bytes("sealed_secret"))
     }
 

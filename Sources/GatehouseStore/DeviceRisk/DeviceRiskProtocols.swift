@@ -39,6 +39,14 @@ public struct DecisionFilter: Sendable {
     }
 }
 
+/// Where a replay's reading of the decisions got to: the last one's time as the database wrote it (a
+/// time read into a `Date` and bound again can move by a microsecond on PostgreSQL, which would read a
+/// decision twice or skip one) and its id.
+public struct StoredPosition: Sendable, Equatable {
+    let at: String
+    let id: UUID
+}
+
 /// A position in the decision listing: the last item's time and id.
 public struct DecisionCursor: Sendable, Equatable {
     public let decidedAt: Date
@@ -110,7 +118,13 @@ public protocol DeviceRiskStore: ActivityCounting {
     func startReplay(_ run: ReplayRun, audit: AuditEntry) async throws(StoreError)
     func replay(appID: AppID, id: UUID) async throws(StoreError) -> ReplayRun?
     func replays(appID: AppID) async throws(StoreError) -> [ReplayRun]
-    func storedDecisions(appID: AppID, from: Date, to: Date, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [StoredDecision]
+    func storedDecisions(
+        appID: AppID,
+        from: Date,
+        to: Date,
+        after position: StoredPosition?,
+        limit: Int
+    ) async throws(StoreError) -> (decisions: [StoredDecision], next: StoredPosition?)
     func recordReplayProgress(
         id: UUID,
         processed: Int,
@@ -120,7 +134,8 @@ public protocol DeviceRiskStore: ActivityCounting {
     ) async throws(StoreError) -> Bool
     func finishReplay(id: UUID, status: ReplayRun.Status, report: ReplayReport?, error: String?, at now: Date) async throws(StoreError)
     func cancelReplay(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
-    func replayChanges(replayID: UUID, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ChangedDecision]
+    /// In time order, from the `offset`th (a replay keeps at most `ReplayRun.keptChanges`).
+    func replayChanges(replayID: UUID, offset: Int, limit: Int) async throws(StoreError) -> [ChangedDecision]
     /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
     /// Decisions of refused tokens written behind their answers so far, lost (queue full or the

@@ -64,25 +64,32 @@ extension SQLDeviceRiskStore {
         ).map(Self.replayRun)
     }
 
-    /// One page of the window's decisions in time order, strictly after `cursor`; only the columns a
-    /// replay reads.
+    /// One page of the window's decisions in time order, strictly after `position`; only the columns
+    /// a replay reads.
     public func storedDecisions(
         appID: AppID,
         from: Date,
         to: Date,
-        after cursor: DecisionCursor?,
+        after position: StoredPosition?,
         limit: Int
-    ) async throws(StoreError) -> [StoredDecision] {
-        let start = cursor?.decidedAt ?? from
-        let startID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        return try await database.query(
+    ) async throws(StoreError) -> (decisions: [StoredDecision], next: StoredPosition?) {
+        let type: SQL = database.dialect == .postgres ? "timestamptz" : "INTEGER"
+        // The first page starts at `from` itself, before any id. A row comparison, which the time index
+        // reads as a range: an OR of the two would rescan the window from its start on every page.
+        let startAt: SQL = position.map { "CAST(\($0.at) AS \(type))" } ?? "\(from)"
+        let startID = position?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let rows = try await database.query(
             """
-            SELECT decision_id, decided_at, event_id, account_id, device_id, client_address, user_agent, token_state, decision, score, label, facts
+            SELECT decision_id, decided_at, CAST(decided_at AS TEXT) AS position, event_id, account_id, device_id, client_address, user_agent,
+              token_state, decision, score, label, facts
             FROM risk_decisions WHERE app_id = \(appID.rawValue) AND decided_at < \(to)
-              AND (decided_at > \(start) OR (decided_at = \(start) AND decision_id > \(startID)))
+              AND (decided_at, decision_id) > (\(startAt), \(startID))
             ORDER BY decided_at, decision_id LIMIT \(Int64(limit))
             """
-        ).map { row throws(StoreError) in try Self.storedDecision(row, appID: appID) }
+        )
+        let decisions = try rows.map { row throws(StoreError) in try Self.storedDecision(row, appID: appID) }
+        guard let last = rows.last else { return (decisions, nil) }
+        return (decisions, StoredPosition(at: try last.text("position"), id: try last.uuid("decision_id")))
     }
 
     /// Records a page's progress; false when the replay was cancelled (or is no longer running).
@@ -116,7 +123,7 @@ extension SQLDeviceRiskStore {
                 try await transaction.query(
                     """
                     INSERT INTO replay_changes (replay_id, decision_id, decided_at, outcome_before, outcome_after, score_before, score_after)
-                    VALUES \(SQL.joined(values, separator: ", "))
+                    VALUES \(SQL.joined(values, separator: ", ")) ON CONFLICT DO NOTHING
                     """
                 )
                 return true
@@ -165,15 +172,11 @@ extension SQLDeviceRiskStore {
         }
     }
 
-    /// The replay's changed decisions in time order, strictly after `cursor`.
-    public func replayChanges(replayID: UUID, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ChangedDecision] {
-        let start = cursor?.decidedAt ?? Date(timeIntervalSince1970: 0)
-        let startID = cursor?.id ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        return try await database.query(
+    public func replayChanges(replayID: UUID, offset: Int, limit: Int) async throws(StoreError) -> [ChangedDecision] {
+        try await database.query(
             """
-            SELECT * FROM replay_changes WHERE replay_id = \(replayID)
-              AND (decided_at > \(start) OR (decided_at = \(start) AND decision_id > \(startID)))
-            ORDER BY decided_at, decision_id LIMIT \(Int64(limit))
+            SELECT * FROM replay_changes WHERE replay_id = \(replayID) ORDER BY decided_at, decision_id
+            LIMIT \(Int64(limit)) OFFSET \(Int64(offset))
             """
         ).map { row throws(StoreError) in
             guard let before = RiskDecision(rawValue: try row.text("outcome_before")),

@@ -11,8 +11,8 @@ import GatehouseCore
 struct RulesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rules",
-        abstract: "The fraud team's policy rules: list, put and remove them; check and evaluate an expression offline.",
-        subcommands: [List.self, Put.self, Remove.self, Evaluate.self, Variables.self]
+        abstract: "The fraud team's policy rules: list, put and remove them; versions, restore, replay; check and evaluate an expression offline.",
+        subcommands: [List.self, Put.self, Remove.self, Versions.self, Restore.self, Replay.self, Evaluate.self, Variables.self]
     )
 
     struct Evaluate: AsyncParsableCommand {
