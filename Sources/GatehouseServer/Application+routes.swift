@@ -142,6 +142,11 @@ struct ConsoleControllers {
         ConsoleAuditController(pages: pages, apps: apps).register(on: &routes)
         ConsoleAttestersController(pages: pages, attesters: attesters).register(on: &routes)
         ConsoleRiskController(pages: pages, risk: risk).register(on: &routes)
+        let rules = PolicyRuleOperations(store: store.deviceRisk, apps: apps, clock: clock)
+        let versions = PolicyVersionOperations(store: store.deviceRisk, apps: apps, clock: clock)
+        ConsolePolicyController(pages: pages, rules: rules, versions: versions).register(on: &routes)
+        let replays = ReplayOperations(store: store.deviceRisk, apps: apps, clock: clock)
+        ConsoleReplaysController(pages: pages, replays: replays, versions: versions, rules: rules, clock: clock).register(on: &routes)
         ConsoleRolesController(pages: pages, roles: roles, keys: keys).register(on: &routes)
     }
 }

@@ -115,4 +115,56 @@ import Testing
             #expect(actions.contains("risk.policy.restore") && actions.filter { $0 == "risk.replay.start" }.count == 2)
         }
     }
+
+    /// The console: the editor shows a refused expression's error in place and keeps what was written,
+    /// publishes, switches a rule's mode, restores a version; a replay started from its form completes
+    /// and its page shows the matrix and the changed decisions.
+    @Test(arguments: TestStoreKind.available)
+    func theConsoleEditsPublishesRestoresAndReplays(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Flow.createApp(server)
+            let device = try await Flow.startDevice(server, app)
+            let decision = try await Flow.query(server, app, try await Flow.ztoken(server, app, device: device))
+            let browser = try await ConsoleTests.signIn(server, token: server.adminToken)
+            let policy = "/console/apps/\(app.appKey)/policy"
+            #expect(try await server.send(.get, policy, headers: browser.headers).text.contains("No policy rule"))
+
+            func post(_ path: String, _ fields: String) async throws -> TestResponse {
+                try await server.send(.post, path, headers: browser.form(fields), body: fields + "&csrf=\(browser.csrf)")
+            }
+            let refused = try await post("\(policy)/rules", "name=known&when=device.known+%26%26%0D%0A++nosuch&decide=review&mode=monitor")
+            #expect(refused.status == .badRequest)
+            #expect(
+                refused.text.contains("id=\"rule-error\"") && refused.text.contains("2:3: ") && refused.text.contains("  nosuch\n  ^"),
+                "\(refused.text)"
+            )
+            #expect(refused.text.contains(">device.known &amp;&amp;\r\n  nosuch</textarea>"), "what was written is kept, as the browser sent it")
+            #expect(try await post("\(policy)/rules", "name=known&when=device.known&decide=review&mode=monitor").status == .seeOther)
+            var page = try await server.send(.get, policy, headers: browser.headers).text
+            #expect(page.contains("mode-monitor\">monitor") && page.contains("Switch to enforce"))
+            #expect(try await post("\(policy)/rules/known/mode", "").status == .seeOther)
+            page = try await server.send(.get, policy, headers: browser.headers).text
+            #expect(page.contains("mode-enforce\">enforce") && page.contains("data-version=\"2\""))
+            #expect(try await post("\(policy)/versions/1/restore", "").status == .seeOther)
+            page = try await server.send(.get, policy, headers: browser.headers).text
+            #expect(page.contains("3 (live)") && page.contains("mode-monitor\">monitor"), "version 1 had the rule in monitor")
+
+            let replays = "/console/apps/\(app.appKey)/replays"
+            let form = "from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&version=&name=everything&when=true&decide=reject&mode=enforce"
+            let started = try await post(replays, form)
+            #expect(started.status == .seeOther)
+            let location = try #require(started.headers[.location])
+            var shown = ""
+            for _ in 0..<100 {
+                shown = try await server.send(.get, location, headers: browser.headers).text
+                if !shown.contains("http-equiv=\"refresh\"") { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(shown.contains("id=\"replay-status\">completed") && shown.contains("id=\"replay-chart\""))
+            #expect(shown.contains("id=\"replay-changed\">1<") && shown.contains(decision.decisionId))
+            #expect(try await server.send(.get, replays, headers: browser.headers).text.contains("completed"))
+            let backwards = try await post(replays, "from=2100-01-01T00:00:00Z&to=2000-01-01T00:00:00Z")
+            #expect(backwards.status == .badRequest)
+        }
+    }
 }

@@ -8,6 +8,10 @@
   queries, one with a replayed ztoken; the explorer finds the decisions by the device, one decision
   opens in full with its tags and is labelled legitimate with the label buttons, and the overview
   charts them and counts the legitimate decision that was rejected. Screenshots of both go to --screenshots.
+- The fraud team's rules: the editor shows a refused expression's error in place (line:column and a
+  caret) and keeps what was written; the fixed rule is published in monitor; a replay of the window from
+  the replay page completes with its matrix chart and the changed decisions; the rule is switched to
+  enforce (a new version) and the version before is restored.
 - A page on another site posts the console's form at the operator's cookie: refused (403
   console_form_refused), nothing created; so are posts without the form token or with another
   session's.
@@ -82,6 +86,14 @@ class Console:
         # Mid-navigation Chromium may answer a script with an error of its own: asked again.
         self.driver.execute_script("window.gatehouseLeaving = true")
         self.driver.find_element(By.CSS_SELECTOR, button).click()
+        WebDriverWait(self.driver, 10, ignored_exceptions=(WebDriverException,)).until(
+            lambda d: d.execute_script("return window.gatehouseLeaving === undefined && document.readyState === 'complete'"))
+
+    def press_confirmed(self, button):
+        """A button whose form asks the operator to confirm first (data-confirm): the dialog accepted."""
+        self.driver.execute_script("window.gatehouseLeaving = true")
+        self.driver.find_element(By.CSS_SELECTOR, button).click()
+        WebDriverWait(self.driver, 10).until(lambda d: d.switch_to.alert).accept()
         WebDriverWait(self.driver, 10, ignored_exceptions=(WebDriverException,)).until(
             lambda d: d.execute_script("return window.gatehouseLeaving === undefined && document.readyState === 'complete'"))
 
@@ -234,6 +246,53 @@ def decisions(console, gh, app, shots):
         console.driver.set_window_size(1400, 1100)
 
 
+def policy_flow(console, gh, app, shots):
+    """The rule editor shows an error in place, then publishes; a replay of the window completes with its
+    chart; the rule's mode is switched (a new version) and the version before is restored."""
+    app_key = app["app"]["appKey"]
+    console.open(f"/console/apps/{app_key}/policy")
+    console.fill("#rule-editor", {"name": "known-device", "when": "device.known &&\n  nosuch > 1", "decide": "review", "mode": "monitor"})
+    console.press("#publish-rule")
+    error = console.text("#rule-error")
+    check("2:3:" in error and "nosuch" in error and "^" in error, f"the editor shows the refused expression's error in place ({error!r})")
+    check("nosuch" in console.driver.find_element(By.ID, "rule-when").get_attribute("value"), "what was written is kept in the editor")
+    console.fill("#rule-editor", {"when": "device.known"})
+    console.press("#publish-rule")
+    rules = console.text("#policy-rules")
+    check("known-device" in rules and "monitor" in rules, "the fixed rule is published, in monitor")
+
+    console.open(f"/console/apps/{app_key}/replays")
+    # The app's decisions so far were reviews and rejects: a rule that rejects everything changes the reviews.
+    console.fill("#replay-form", {"from": "2000-01-01T00:00:00Z", "to": "2100-01-01T00:00:00Z", "name": "everything", "when": "true",
+                                  "decide": "reject"})
+    console.press("#start-replay")
+    WebDriverWait(console.driver, 60, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.find_element(By.ID, "replay-status").text == "completed")
+    bars = console.driver.find_elements(By.CSS_SELECTOR, "#replay-chart rect")
+    changed = int(console.text("#replay-changed"))
+    check(len(bars) == 9 and changed >= 1 and console.has("#replay-changes a"),
+          f"a replay of the window completes: the matrix as a chart, {changed} changed decisions linked")
+    if shots:
+        console.driver.save_screenshot(os.path.join(shots, "console-replay.png"))
+
+    console.open(f"/console/apps/{app_key}/policy")
+    versions_before = len(console.driver.find_elements(By.CSS_SELECTOR, "#policy-versions tbody tr"))
+    console.press("#policy-rules tr[data-rule='known-device'] button.switch-mode")
+    check("enforce" in console.driver.find_element(By.CSS_SELECTOR, "#policy-rules tr[data-rule='known-device']").text,
+          "the rule's mode switches to enforce")
+    versions = console.driver.find_elements(By.CSS_SELECTOR, "#policy-versions tbody tr")
+    check(len(versions) == versions_before + 1, "the switch publishes a version")
+    earlier = versions[1].get_attribute("data-version")
+    console.press_confirmed(f"#policy-versions tr[data-version='{earlier}'] button.restore")
+    live = console.driver.find_element(By.CSS_SELECTOR, "#policy-versions tbody tr").text
+    check("(live)" in live and "monitor" in console.driver.find_element(By.CSS_SELECTOR, "#policy-rules tr[data-rule='known-device']").text,
+          f"version {earlier} is restored: the rule is in monitor again ({live})")
+    if shots:
+        console.driver.save_screenshot(os.path.join(shots, "console-policy.png"))
+    status, _, audit = gh.admin_call("GET", f"/v1/admin/audit?appKey={app_key}&action=risk.policy.restore")
+    check(status == 200 and len(audit["items"]) == 1, "the restore is audited")
+
+
 def cross_site(console, gh):
     """A page on another origin posts the console's form with the operator's cookie riding along."""
     class Attacker(http.server.BaseHTTPRequestHandler):
@@ -282,7 +341,8 @@ def viewer_flow(console, gh, app, viewer_token):
     check(console.text(".role") == "viewer", "the viewer's token signs in as a viewer")
     for path in ("/console", f"/console/apps/{app_key}", f"/console/apps/{app_key}/attesters", f"/console/apps/{app_key}/attesters/login-pow",
                  f"/console/apps/{app_key}/risk", f"/console/apps/{app_key}/roles", "/console/signing-keys", "/console/decisions",
-                 f"/console/apps/{app_key}/overview", "/console/audit"):
+                 f"/console/apps/{app_key}/overview", "/console/audit", f"/console/apps/{app_key}/policy",
+                 f"/console/apps/{app_key}/replays"):
         console.open(path)
         forms = console.post_forms()
         check(len(forms) == 1 and forms[0].endswith("/console/sign-out"), f"a viewer sees no write control on {path}")
@@ -320,6 +380,7 @@ def main():
         console = Console(driver, args.url)
         app = admin_flow(console, gh, args.screenshots)
         decisions(console, gh, app, args.screenshots)
+        policy_flow(console, gh, app, args.screenshots)
         cross_site(console, gh)
         viewer_flow(console, gh, app, args.viewer_token)
     finally:

@@ -22,7 +22,7 @@ struct ConsolePages: Sendable {
         let script = try String(contentsOf: folder.appendingPathComponent("console.js"), encoding: .utf8)
         for page in [
             "layout", "sign-in", "error", "apps", "app", "secrets", "decisions", "decision", "audit", "attesters", "attester", "risk",
-            "roles", "role", "signing-keys", "overview",
+            "roles", "role", "signing-keys", "overview", "policy", "replays", "replay",
         ] {
             guard library.getTemplate(named: page) != nil else { throw ConsoleResourcesMissing() }
         }
