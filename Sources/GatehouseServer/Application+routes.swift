@@ -32,7 +32,8 @@ func capabilityRoutes(
     AdminPolicyRulesController(rules: PolicyRuleOperations(store: store.deviceRisk, apps: operations, clock: clock)).register(on: &routes)
     AdminPolicyVersionsController(
         versions: PolicyVersionOperations(store: store.deviceRisk, apps: operations, clock: clock),
-        replays: ReplayOperations(store: store.deviceRisk, apps: operations, clock: clock)
+        replays: ReplayOperations(store: store.deviceRisk, apps: operations, clock: clock),
+        shadows: ShadowOperations(store: store.deviceRisk, apps: operations, clock: clock)
     )
     .register(on: &routes)
     let signingKeys = SigningKeyRing(store: store.attestation, box: box, clock: clock)

@@ -26,7 +26,8 @@ import Testing
             let viewer: HTTPFields = [.authorization: "Bearer \(viewerToken)", .contentType: "application/json"]
             for path in [
                 "/v1/admin/apps", "/v1/admin/apps/\(appKey)", "/v1/admin/audit", "/v1/admin/apps/\(appKey)/risk/rules",
-                "/v1/admin/apps/\(appKey)/risk/policy-rules",
+                "/v1/admin/apps/\(appKey)/risk/policy-rules", "/v1/admin/apps/\(appKey)/risk/policy-versions",
+                "/v1/admin/apps/\(appKey)/risk/replays",
             ] {
                 #expect(try await server.send(.get, path, headers: viewer).status == .ok, "\(path)")
             }
@@ -41,6 +42,10 @@ import Testing
                 (.post, "/v1/admin/signing-keys/rotate", nil),
                 (.put, "/v1/admin/apps/\(appKey)/risk/policy-rules/busy", #"{"when":"score > 10","then":{"decide":"review"}}"#),
                 (.delete, "/v1/admin/apps/\(appKey)/risk/policy-rules/busy", nil),
+                (.put, "/v1/admin/apps/\(appKey)/risk/shadow", #"{"version":1}"#),
+                (.delete, "/v1/admin/apps/\(appKey)/risk/shadow", nil),
+                (.post, "/v1/admin/apps/\(appKey)/risk/policy-versions/1/restore", nil),
+                (.post, "/v1/admin/apps/\(appKey)/risk/replays", #"{"from":"2000-01-01T00:00:00Z","to":"2100-01-01T00:00:00Z"}"#),
                 (
                     .post, "/v1/admin/apps/\(appKey)/risk/decisions/\(UUID().uuidString.lowercased())/labels",
                     #"{"label":"fraud","kind":"chargeback"}"#

@@ -167,4 +167,37 @@ import Testing
             #expect(backwards.status == .badRequest)
         }
     }
+
+    /// A shadow policy judges every query beside the live one: the live answer is returned, the
+    /// shadow's outcome stored; stopping it stops that; both are audited.
+    @Test(arguments: TestStoreKind.available)
+    func aShadowPolicyIsJudgedAndNeverAnswered(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let app = try await Flow.createApp(server)
+            let shadow = "/v1/admin/apps/\(app.appKey)/risk/shadow"
+            #expect(try await server.send(.get, shadow).problem?.code == "shadow_not_found")
+            let started = try await server.send(.put, shadow, body: #"{"policyRules":[{"name":"all","when":"true","then":{"decide":"reject"}}]}"#)
+            #expect(started.status == .ok, "\(started.text)")
+            #expect(try started.decoded(Components.Schemas.ShadowPolicy.self).document.policyRules.map(\.name) == ["all"])
+            let refused = try await server.send(.put, shadow, body: #"{"policyRules":[{"name":"x","when":"nosuch","then":{"decide":"reject"}}]}"#)
+            #expect(refused.status == .badRequest && refused.problem?.code == "invalid_policy_rule")
+            let device = try await Flow.startDevice(server, app)
+            let judged = try await Flow.query(server, app, try await Flow.ztoken(server, app, device: device))
+            #expect(judged.decision == .pass && judged.shadow?.decision == .reject && judged.shadow?.score == 0)
+            let stored = try await server.send(.get, "/v1/risk/decisions/\(judged.decisionId)", headers: app.backend)
+                .decoded(Components.Schemas.RiskDecisionView.self)
+            #expect(stored.shadow == judged.shadow)
+            let browser = try await ConsoleTests.signIn(server, token: server.adminToken)
+            let overview = try await server.send(.get, "/console/apps/\(app.appKey)/overview?window=1h", headers: browser.headers).text
+            #expect(overview.contains("id=\"shadow-outcomes\""))
+
+            #expect(try await server.send(.delete, shadow).status == .noContent)
+            #expect(try await server.send(.delete, shadow).status == .notFound)
+            let after = try await Flow.query(server, app, try await Flow.ztoken(server, app, device: device))
+            #expect(after.shadow == nil)
+            let audit = try await server.send(.get, "/v1/admin/audit?appKey=\(app.appKey)").json?["items"] as? [[String: Any]] ?? []
+            let actions = audit.compactMap { $0["action"] as? String }
+            #expect(actions.contains("risk.shadow.start") && actions.contains("risk.shadow.stop"))
+        }
+    }
 }

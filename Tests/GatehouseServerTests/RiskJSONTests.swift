@@ -80,6 +80,7 @@ import Testing
         var record = try Self.record(state, device: withDevice, at: seconds)
         record.label = Self.labelled(state, at: seconds)
         record.policyVersion = state == .fresh ? 12 : 0
+        record.shadow = state == .fresh ? ShadowOutcome(decision: .reject, score: 85) : nil
         let cases: [(AppKey?, Device?)] = [(try AppKey(validating: "ab12c"), withDevice ? Self.device : nil), (nil, nil)]
         for (appKey, device) in cases {
             var writer = JSONWriter()
@@ -154,6 +155,7 @@ extension Components.Schemas.RiskDecisionView {
             appKey: appKey?.rawValue,
             decision: Components.Schemas.Decision(rawValue: record.verdict.decision.rawValue) ?? .reject,
             score: record.verdict.score,
+            shadow: record.shadow.map { .init(decision: .init(rawValue: $0.decision.rawValue) ?? .pass, score: $0.score) },
             tokenState: Components.Schemas.TokenState(rawValue: record.tokenState.rawValue) ?? .forged,
             tags: record.verdict.tags.map { .init(tag: $0.tag, reason: $0.reason, weight: $0.weight) },
             eventId: record.eventID.rawValue,

@@ -44,6 +44,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidReplay = "invalid_replay"
         case replayRunning = "replay_running"
         case replayNotFound = "replay_not_found"
+        case shadowNotFound = "shadow_not_found"
         case policyVersionNotFound = "policy_version_not_found"
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
@@ -121,7 +122,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         public var kind: Kind {
             switch self {
             case .appNotFound, .attesterNotFound, .roleNotFound, .captchaNotFound, .eventNotFound, .listEntryNotFound, .deviceNotFound,
-                .policyRuleNotFound, .replayNotFound, .policyVersionNotFound,
+                .policyRuleNotFound, .replayNotFound, .policyVersionNotFound, .shadowNotFound,
                 .decisionNotFound:
                 .notFound
             case .appDisabled, .labelLimit, .replayRunning, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists,

@@ -26,6 +26,8 @@ public enum ActivityMetric: String, Sendable, CaseIterable {
     case rule
     /// The gate's verdict on a request an attester gates, labelled `<attestId> <verdict>`.
     case attestVerdict = "attest_verdict"
+    /// A decision a shadow policy also judged, labelled `<live outcome> <shadow outcome>`.
+    case shadow
 }
 
 /// One counter: an app, a UTC minute, a metric and its label.
@@ -52,6 +54,16 @@ public struct ActivityKey: Hashable, Sendable {
                 let label = outcome.error == nil ? "\(outcome.mode.rawValue) \(outcome.rule)" : "error \(outcome.rule)"
                 return ActivityKey(appID: record.appID, at: record.decidedAt, metric: .rule, label: label)
             }
+            + (record.shadow.map { shadow in
+                [
+                    ActivityKey(
+                        appID: record.appID,
+                        at: record.decidedAt,
+                        metric: .shadow,
+                        label: "\(record.verdict.decision.rawValue) \(shadow.decision.rawValue)"
+                    )
+                ]
+            } ?? [])
     }
 }
 

@@ -62,3 +62,20 @@ public struct PolicyVersion: Equatable, Sendable {
         self.document = document
     }
 }
+
+/// A policy run in shadow beside the app's live one: every risk query is judged by both, the live
+/// answer returned and the shadow's outcome stored with the decision.
+public struct PolicyShadow: Equatable, Sendable {
+    public let document: PolicyDocument
+    /// The version it is, when it is one unchanged.
+    public let version: Int?
+    public let startedAt: Date
+    public let startedBy: String
+
+    public init(document: PolicyDocument, version: Int?, startedAt: Date, startedBy: String) {
+        self.document = document
+        self.version = version
+        self.startedAt = startedAt
+        self.startedBy = startedBy
+    }
+}

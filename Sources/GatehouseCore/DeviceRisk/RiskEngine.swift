@@ -187,56 +187,6 @@ public enum RiskEngine {
     }
 }
 
-/// A stored decision: the inputs (never a secret), the verdict, when.
-public struct RiskDecisionRecord: Equatable, Sendable {
-    public let id: UUID
-    public let appID: AppID
-    public let eventID: EventID
-    public let accountID: AccountID
-    public let deviceID: DeviceID?
-    public let tokenID: String?
-    public let tokenState: ZTokenState
-    public let clientAddress: String?
-    public let userAgent: String?
-    public let pageURL: String?
-    public let verdict: RiskVerdict
-    public let decidedAt: Date
-    /// What the decision turned out to be, once someone said (the last label given).
-    public var label: DecisionLabel?
-    /// What it was judged on, for a replay; nil for a decision stored before facts were (or unreadable).
-    public var facts: DecisionFacts?
-    /// The policy version that judged it (0: before the app's first published version).
-    public var policyVersion = 0
-
-    public init(
-        id: UUID,
-        appID: AppID,
-        eventID: EventID,
-        accountID: AccountID,
-        deviceID: DeviceID?,
-        tokenID: String?,
-        tokenState: ZTokenState,
-        clientAddress: String?,
-        userAgent: String?,
-        pageURL: String?,
-        verdict: RiskVerdict,
-        decidedAt: Date
-    ) {
-        self.id = id
-        self.appID = appID
-        self.eventID = eventID
-        self.accountID = accountID
-        self.deviceID = deviceID
-        self.tokenID = tokenID
-        self.tokenState = tokenState
-        self.clientAddress = clientAddress
-        self.userAgent = userAgent
-        self.pageURL = pageURL
-        self.verdict = verdict
-        self.decidedAt = decidedAt
-    }
-}
-
 extension RiskEngine {
     /// The decision for a query from what the store found: the token's final state (a fresh token an
     /// earlier query consumed is a replay; one for an event the app does not have is the wrong event),
@@ -267,6 +217,10 @@ extension RiskEngine {
         )
         record.facts = judged.facts
         record.policyVersion = facts.policy.version
+        if let shadow = facts.policy.shadow {
+            let verdict = verdict(judged, policy: shadow.policy, thresholds: shadow.policy.effectiveRules(for: query.eventID))
+            record.shadow = ShadowOutcome(decision: verdict.decision, score: verdict.score)
+        }
         return record
     }
 

@@ -12,6 +12,8 @@ public struct RiskPolicy: Sendable {
     public let compiledRules: [CompiledRule]
     /// The published version these are (0 before the app's first one).
     public let version: Int
+    /// A policy judging every query beside this one, whose outcome is stored and never answered.
+    public var shadow: ShadowPolicy?
     /// The rules that judge each registered event, worked out once per read of the policy, not per query.
     private let rulesByEvent: [Int: [CompiledRule]]
     private let appRules: [CompiledRule]
@@ -49,5 +51,17 @@ public struct RiskPolicy: Sendable {
     /// The rules in force for one event: the event's own over the app's over the defaults.
     public func effectiveRules(for event: EventID) -> EffectiveRiskRules {
         RiskRules.effective(app: rules[0], event: rules[event.rawValue])
+    }
+}
+
+/// The policy a shadow runs (a class: a policy holds its shadow, which holds none).
+public final class ShadowPolicy: Sendable {
+    public let policy: RiskPolicy
+    /// The version it is, when it is one unchanged.
+    public let version: Int?
+
+    public init(policy: RiskPolicy, version: Int?) {
+        self.policy = policy
+        self.version = version
     }
 }

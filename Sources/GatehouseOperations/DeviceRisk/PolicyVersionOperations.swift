@@ -49,6 +49,55 @@ public struct PolicyVersionOperations: Sendable {
         }
     }
 
+    /// A proposed policy (for a replay or a shadow): version `version` (the newest when nil) with its
+    /// thresholds and weights or its policy rules replaced, each checked as a change would be; and its
+    /// version when it is one unchanged.
+    func proposal(
+        _ app: App,
+        version: Int?,
+        rules: [Int: RiskRules]?,
+        policyRules: [PolicyRule]?
+    ) async throws -> (document: PolicyDocument, version: Int?) {
+        var base: PolicyVersion?
+        if let number = version {
+            guard let found = try await store.policyVersion(appID: app.id, number: number) else {
+                throw Self.notFound(app.appKey, number)
+            }
+            base = found
+        } else {
+            base = try await store.policyVersions(appID: app.id, before: nil, limit: 1).first
+        }
+        var document: PolicyDocument
+        if let base {
+            document = base.document
+        } else {
+            // Before the app's first change: the tables, as the risk queries read them (version 0).
+            document = PolicyDocument(
+                rules: try await store.riskRules(appID: app.id),
+                lists: try await store.listEntries(appID: app.id),
+                policyRules: try await store.policyRules(appID: app.id)
+            )
+        }
+        if let rules {
+            for (scope, value) in rules {
+                guard scope == 0 || (try? EventID(validating: scope)) != nil else {
+                    throw DomainError(.invalidReplay, "A scope is app or an event id from 3300 to 3400.", field: "rules")
+                }
+                _ = try value.validated()
+            }
+            document.rules = rules
+        }
+        if let policyRules {
+            guard policyRules.count <= PolicyRule.maximumPerApp, Set(policyRules.map(\.name)).count == policyRules.count else {
+                throw DomainError(.invalidReplay, "At most \(PolicyRule.maximumPerApp) policy rules, each name once.", field: "policyRules")
+            }
+            for rule in policyRules { _ = try rule.compiled() }
+            document.policyRules = policyRules
+        }
+        let unchanged = rules == nil && policyRules == nil
+        return (document, unchanged ? base?.number : nil)
+    }
+
     static func notFound(_ appKey: AppKey, _ number: Int) -> DomainError {
         DomainError(.policyVersionNotFound, "\(appKey) has no policy version \(number).")
     }

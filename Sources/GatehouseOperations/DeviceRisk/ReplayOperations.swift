@@ -40,7 +40,12 @@ public struct ReplayOperations: Sendable {
     public func start(_ appKey: AppKey, _ request: Request, origin: ChangeOrigin) async throws -> ReplayRun {
         let app = try await apps.app(appKey)
         let window = try ReplayRun.window(from: request.from, to: request.to)
-        let document = try await proposal(app, request)
+        let document = try await PolicyVersionOperations(store: store, apps: apps, clock: clock).proposal(
+            app,
+            version: request.version,
+            rules: request.rules,
+            policyRules: request.policyRules
+        )
         let total = try await store.countDecisions(appID: app.id, from: window.from, to: window.to, limit: ReplayRun.maximumDecisions + 1)
         guard total <= ReplayRun.maximumDecisions else {
             throw DomainError(.invalidReplay, "The window holds more than \(ReplayRun.maximumDecisions) decisions; narrow it.", field: "from")
@@ -79,48 +84,6 @@ public struct ReplayOperations: Sendable {
             throw error
         }
         return run
-    }
-
-    /// The policy a request replays, and its version when it is one unchanged.
-    func proposal(_ app: App, _ request: Request) async throws -> (document: PolicyDocument, version: Int?) {
-        var base: PolicyVersion?
-        if let number = request.version {
-            guard let found = try await store.policyVersion(appID: app.id, number: number) else {
-                throw PolicyVersionOperations.notFound(app.appKey, number)
-            }
-            base = found
-        } else {
-            base = try await store.policyVersions(appID: app.id, before: nil, limit: 1).first
-        }
-        var document: PolicyDocument
-        if let base {
-            document = base.document
-        } else {
-            // Before the app's first change: the tables, as the risk queries read them (version 0).
-            document = PolicyDocument(
-                rules: try await store.riskRules(appID: app.id),
-                lists: try await store.listEntries(appID: app.id),
-                policyRules: try await store.policyRules(appID: app.id)
-            )
-        }
-        if let rules = request.rules {
-            for (scope, value) in rules {
-                guard scope == 0 || (try? EventID(validating: scope)) != nil else {
-                    throw DomainError(.invalidReplay, "A scope is app or an event id from 3300 to 3400.", field: "rules")
-                }
-                _ = try value.validated()
-            }
-            document.rules = rules
-        }
-        if let policyRules = request.policyRules {
-            guard policyRules.count <= PolicyRule.maximumPerApp, Set(policyRules.map(\.name)).count == policyRules.count else {
-                throw DomainError(.invalidReplay, "At most \(PolicyRule.maximumPerApp) policy rules, each name once.", field: "policyRules")
-            }
-            for rule in policyRules { _ = try rule.compiled() }
-            document.policyRules = policyRules
-        }
-        let unchanged = request.rules == nil && request.policyRules == nil
-        return (document, unchanged ? base?.number : nil)
     }
 
     /// Does the replay's work, page by page, until the window is done, it is cancelled or it fails;

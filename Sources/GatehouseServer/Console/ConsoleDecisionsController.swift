@@ -56,12 +56,17 @@ struct ConsoleDecisionsController {
     @Sendable func decision(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let record = try await risk.decision(appKey, id: context.parameters.get("decisionId") ?? "")
-        let facts: [DecisionPage.Fact] = [
-            ("App", appKey.rawValue), ("Decided at", ConsoleText.time(record.decidedAt)), ("Event", "\(record.eventID.rawValue)"),
-            ("Decision", record.verdict.decision.rawValue), ("Score", "\(record.verdict.score)"), ("Account", record.accountID.rawValue),
-            ("Device", record.deviceID?.rawValue ?? "none"), ("ztoken", record.tokenID ?? "none"), ("ztoken state", record.tokenState.rawValue),
-            ("Client address", record.clientAddress ?? "unknown"), ("User agent", record.userAgent ?? "unknown"), ("Page", record.pageURL ?? "none"),
-        ].map { DecisionPage.Fact(name: $0.0, value: $0.1) }
+        let facts: [DecisionPage.Fact] =
+            [
+                ("App", appKey.rawValue), ("Decided at", ConsoleText.time(record.decidedAt)), ("Event", "\(record.eventID.rawValue)"),
+                ("Decision", record.verdict.decision.rawValue), ("Score", "\(record.verdict.score)"), ("Account", record.accountID.rawValue),
+                ("Device", record.deviceID?.rawValue ?? "none"), ("ztoken", record.tokenID ?? "none"), ("ztoken state", record.tokenState.rawValue),
+                ("Client address", record.clientAddress ?? "unknown"), ("User agent", record.userAgent ?? "unknown"),
+                ("Page", record.pageURL ?? "none"),
+                ("Policy version", "\(record.policyVersion)"),
+            ].map { DecisionPage.Fact(name: $0.0, value: $0.1) }
+            + (record.shadow.map { [DecisionPage.Fact(name: "Shadow policy", value: "\($0.decision.rawValue) (score \($0.score)), not answered")] }
+                ?? [])
         let shown = DecisionPage(
             title: "Decision \(record.id.uuidString.lowercased())",
             facts: facts,

@@ -165,11 +165,16 @@ struct ConsoleOverviewController {
             default: rules[parts[1], default: (0, 0, 0)].failed += count
             }
         }
+        let shadow = summary.totals[.shadow] ?? [:]
         return OverviewPage.Monitor(
             attesters: attesters,
             rules: rules.keys.sorted().map {
                 .init(rule: $0, enforced: rules[$0]!.enforced, monitored: rules[$0]!.monitored, failed: rules[$0]!.failed)
-            }
+            },
+            shadow: RiskDecision.allCases.map { live in
+                .init(live: live.rawValue, counts: RiskDecision.allCases.map { shadow["\(live.rawValue) \($0.rawValue)"] ?? 0 })
+            },
+            hasShadow: !shadow.isEmpty
         )
     }
 }

@@ -91,9 +91,17 @@ struct OverviewPage: ConsolePage {
             let monitored: Int
             let failed: Int
         }
+        /// Live outcome by shadow outcome, when a shadow policy ran in the window.
+        struct ShadowRow {
+            let live: String
+            let counts: [Int]
+        }
         let verdicts = AttestVerdict.allCases.map(\.rawValue)
+        let outcomes = RiskDecision.allCases.map(\.rawValue)
         let attesters: [Attester]
         let rules: [Rule]
+        let shadow: [ShadowRow]
+        let hasShadow: Bool
     }
 
     let title: String

@@ -4,12 +4,14 @@ import GatehouseCore
 import GatehouseOperations
 import Hummingbird
 
-/// `/v1/admin/apps/:appKey/risk/policy-versions...` and `.../risk/replays...`: the app's published
-/// policies, restoring one, and replays of its history with a version or a proposed policy.
+/// `/v1/admin/apps/:appKey/risk/policy-versions...`, `.../risk/replays...` and `.../risk/shadow`: the
+/// app's published policies, restoring one, replays of its history with a version or a proposed
+/// policy, and a policy run in shadow beside the live one.
 struct AdminPolicyVersionsController {
     typealias Context = OperatorContext
     let versions: PolicyVersionOperations
     let replays: ReplayOperations
+    let shadows: ShadowOperations
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/v1/admin/apps/:appKey/risk/policy-versions", for: .operatorReads, use: list)
@@ -20,6 +22,30 @@ struct AdminPolicyVersionsController {
         routes.on(.get, "/v1/admin/apps/:appKey/risk/replays/:replayId", for: .operatorReads, use: replay)
         routes.on(.get, "/v1/admin/apps/:appKey/risk/replays/:replayId/changes", for: .operatorReads, use: changes)
         routes.on(.post, "/v1/admin/apps/:appKey/risk/replays/:replayId/cancel", for: .operators, use: cancel)
+        routes.on(.get, "/v1/admin/apps/:appKey/risk/shadow", for: .operatorReads, use: shadow)
+        routes.on(.put, "/v1/admin/apps/:appKey/risk/shadow", for: .operators, use: setShadow)
+        routes.on(.delete, "/v1/admin/apps/:appKey/risk/shadow", for: .operators, use: stopShadow)
+    }
+
+    @Sendable func shadow(_ request: Request, context: Context) async throws -> Response {
+        try JSONBody.response(Components.Schemas.ShadowPolicy(try await shadows.shadow(try Query.appKey(context))))
+    }
+
+    @Sendable func setShadow(_ request: Request, context: Context) async throws -> Response {
+        let body = try await JSONBody.decode(Components.Schemas.ShadowPolicyWrite.self, from: request, context: context)
+        let shadow = try await shadows.start(
+            try Query.appKey(context),
+            version: body.version,
+            rules: try ProposedPolicyBody.rules(body.rules?.additionalProperties),
+            policyRules: try ProposedPolicyBody.policyRules(body.policyRules),
+            origin: context.origin
+        )
+        return try JSONBody.response(Components.Schemas.ShadowPolicy(shadow))
+    }
+
+    @Sendable func stopShadow(_ request: Request, context: Context) async throws -> Response {
+        try await shadows.stop(try Query.appKey(context), origin: context.origin)
+        return Response(status: .noContent)
     }
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {

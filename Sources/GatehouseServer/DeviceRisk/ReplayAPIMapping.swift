@@ -19,40 +19,54 @@ extension Components.Schemas.PolicyVersionSummary {
 
 extension Components.Schemas.PolicyVersion {
     init(_ version: PolicyVersion) {
-        let document = version.document
-        let uncompiled = document.uncompiled
+        let uncompiled = version.document.uncompiled
         self.init(
             version: version.number,
             publishedAt: version.publishedAt,
             publishedBy: version.publishedBy,
             change: version.change,
-            document: .init(
-                rules: .init(
-                    additionalProperties: Dictionary(
-                        uniqueKeysWithValues: document.rules.map { ($0.key == 0 ? "app" : String($0.key), Components.Schemas.RiskRules($0.value)) }
-                    )
-                ),
-                lists: document.lists.map(Components.Schemas.RiskListEntry.init),
-                policyRules: document.policyRules.map(Components.Schemas.PolicyRule.init)
-            ),
+            document: .init(version.document),
             uncompiled: uncompiled.isEmpty ? nil : uncompiled.map { .init(rule: $0.rule, error: $0.error) }
         )
     }
 }
 
-extension ReplayOperations.Request {
-    init(_ body: Components.Schemas.ReplayCreate) throws {
-        var rules: [Int: RiskRules]?
-        if let given = body.rules?.additionalProperties {
-            rules = [:]
-            for (scope, value) in given {
-                guard let number = scope == "app" ? 0 : Int(scope) else {
-                    throw DomainError(.invalidReplay, "A scope is app or an event id from 3300 to 3400.", field: "rules")
-                }
-                rules?[number] = RiskRules(value)
+extension Components.Schemas.PolicyDocument {
+    init(_ document: PolicyDocument) {
+        self.init(
+            rules: .init(
+                additionalProperties: Dictionary(
+                    uniqueKeysWithValues: document.rules.map { ($0.key == 0 ? "app" : String($0.key), Components.Schemas.RiskRules($0.value)) }
+                )
+            ),
+            lists: document.lists.map(Components.Schemas.RiskListEntry.init),
+            policyRules: document.policyRules.map(Components.Schemas.PolicyRule.init)
+        )
+    }
+}
+
+extension Components.Schemas.ShadowPolicy {
+    init(_ shadow: PolicyShadow) {
+        self.init(version: shadow.version, startedAt: shadow.startedAt, startedBy: shadow.startedBy, document: .init(shadow.document))
+    }
+}
+
+/// A proposed policy's parts as the API sends them (a replay's and a shadow's), in the domain's terms.
+enum ProposedPolicyBody {
+    static func rules(_ given: [String: Components.Schemas.RiskRules]?) throws -> [Int: RiskRules]? {
+        guard let given else { return nil }
+        var rules: [Int: RiskRules] = [:]
+        for (scope, value) in given {
+            guard let number = scope == "app" ? 0 : Int(scope) else {
+                throw DomainError(.invalidReplay, "A scope is app or an event id from 3300 to 3400.", field: "rules")
             }
+            rules[number] = RiskRules(value)
         }
-        let policyRules = try body.policyRules?.map { proposal throws in
+        return rules
+    }
+
+    static func policyRules(_ given: [Components.Schemas.PolicyRuleProposal]?) throws -> [PolicyRule]? {
+        try given?.map { proposal throws in
             PolicyRule(
                 name: proposal.name,
                 when: proposal.when,
@@ -61,7 +75,18 @@ extension ReplayOperations.Request {
                 eventID: try proposal.eventId.map { value throws(DomainError) in try EventID(validating: value) }
             )
         }
-        self.init(from: body.from, to: body.to, version: body.version, rules: rules, policyRules: policyRules)
+    }
+}
+
+extension ReplayOperations.Request {
+    init(_ body: Components.Schemas.ReplayCreate) throws {
+        self.init(
+            from: body.from,
+            to: body.to,
+            version: body.version,
+            rules: try ProposedPolicyBody.rules(body.rules?.additionalProperties),
+            policyRules: try ProposedPolicyBody.policyRules(body.policyRules)
+        )
     }
 }
 

@@ -69,25 +69,34 @@ enum RiskDecisionJSON {
             }
             json.key("policyVersion")
             json.integer(record.policyVersion)
-            write(record.verdict.rules, into: &json)
-            json.key("score")
-            json.integer(record.verdict.score)
-            json.key("tags")
-            json.array(record.verdict.tags) { json, hit in
-                json.object { json in
-                    json.key("reason")
-                    json.string(hit.reason)
-                    json.key("tag")
-                    json.string(hit.tag)
-                    json.key("weight")
-                    json.integer(hit.weight)
-                }
-            }
+            writeJudgement(record, into: &json)
             json.key("tokenState")
             json.string(record.tokenState.rawValue)
             if let agent = record.userAgent {
                 json.key("userAgent")
                 json.string(agent)
+            }
+        }
+    }
+
+    /// `rules`, `score`, `shadow` and `tags`, in the encoder's order between `policyVersion` and `tokenState`.
+    static func writeJudgement(_ record: RiskDecisionRecord, into json: inout JSONWriter) {
+        write(record.verdict.rules, into: &json)
+        json.key("score")
+        json.integer(record.verdict.score)
+        if let shadow = record.shadow {
+            json.key("shadow")
+            write(shadow, into: &json)
+        }
+        json.key("tags")
+        json.array(record.verdict.tags) { json, hit in
+            json.object { json in
+                json.key("reason")
+                json.string(hit.reason)
+                json.key("tag")
+                json.string(hit.tag)
+                json.key("weight")
+                json.integer(hit.weight)
             }
         }
     }
@@ -106,6 +115,16 @@ enum RiskDecisionJSON {
                 json.key("rule")
                 json.string(outcome.rule)
             }
+        }
+    }
+
+    /// `ShadowOutcome`.
+    static func write(_ shadow: ShadowOutcome, into writer: inout JSONWriter) {
+        writer.object { json in
+            json.key("decision")
+            json.string(shadow.decision.rawValue)
+            json.key("score")
+            json.integer(shadow.score)
         }
     }
 

@@ -113,6 +113,10 @@ public protocol DeviceRiskStore: ActivityCounting {
     /// `.notFound` if the app has no such entry.
     func removeListEntry(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
     func updateSettings(of app: App, to updated: App, audit: AuditEntry) async throws(StoreError)
+    /// The app's shadow policy, one at most: set (or replaced), read, stopped (`.notFound` without one).
+    func setShadow(_ shadow: PolicyShadow, appID: AppID, audit: AuditEntry) async throws(StoreError)
+    func shadow(appID: AppID) async throws(StoreError) -> PolicyShadow?
+    func removeShadow(appID: AppID, audit: AuditEntry) async throws(StoreError)
     /// Replays (`SQLDeviceRiskStore+Replays.swift` says how each is bounded).
     func countDecisions(appID: AppID, from: Date, to: Date, limit: Int) async throws(StoreError) -> Int
     func startReplay(_ run: ReplayRun, audit: AuditEntry) async throws(StoreError)

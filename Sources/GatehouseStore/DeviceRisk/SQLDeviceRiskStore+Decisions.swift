@@ -38,15 +38,22 @@ extension SQLDeviceRiskStore {
             let attesters = try await self.attestation.attesters(appID: appID).map(\.attester)
             // The newest version is the policy, read whole in one statement; before the app's first
             // change there is none, and the tables are (version 0).
+            var policy: RiskPolicy
             if let version = try await Self.currentVersion(appID: appID, in: self.database) {
-                return version.document.policy(events: events, attesters: attesters, version: version.number)
+                policy = version.document.policy(events: events, attesters: attesters, version: version.number)
+            } else {
+                let document = PolicyDocument(
+                    rules: try await Self.riskRules(appID: appID, in: self.database),
+                    lists: try await Self.listEntries(appID: appID, in: self.database),
+                    policyRules: try await Self.policyRules(appID: appID, in: self.database)
+                )
+                policy = document.policy(events: events, attesters: attesters, version: 0)
             }
-            let document = PolicyDocument(
-                rules: try await Self.riskRules(appID: appID, in: self.database),
-                lists: try await Self.listEntries(appID: appID, in: self.database),
-                policyRules: try await Self.policyRules(appID: appID, in: self.database)
-            )
-            return document.policy(events: events, attesters: attesters, version: 0)
+            if let shadow = try await Self.shadow(appID: appID, in: self.database) {
+                let judged = shadow.document.policy(events: events, attesters: attesters, version: shadow.version ?? 0)
+                policy.shadow = ShadowPolicy(policy: judged, version: shadow.version)
+            }
+            return policy
         } ?? .none
     }
 
@@ -126,14 +133,16 @@ extension SQLDeviceRiskStore {
                 (\(record.appID.rawValue), \(record.id), \(record.decidedAt), \(record.eventID.rawValue), \(record.accountID.rawValue),
                  \(record.deviceID?.rawValue), \(record.tokenID), \(record.tokenState.rawValue), \(record.clientAddress), \(record.userAgent),
                  \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(String(decoding: tags, as: UTF8.self)),
-                 \(outcomes), \(Int64(record.policyVersion)), \(record.facts.map { SQLValue.bytes($0.encoded()) } ?? .null))
+                 \(outcomes), \(Int64(record.policyVersion)), \(record.facts.map { SQLValue.bytes($0.encoded()) } ?? .null),
+                 \(record.shadow?.text))
                 """
             )
         }
         try await database.query(
             """
             INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
-                                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes, policy_version, facts)
+                                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes, policy_version, facts,
+                                        shadow_outcome)
             VALUES \(SQL.joined(rows, separator: ", "))
             """
         )

@@ -109,6 +109,7 @@ extension SQLDeviceRiskStore {
         )
         record.label = try label(row)
         record.policyVersion = Int(try row.optionalInt("policy_version") ?? 0)
+        record.shadow = try row.optionalText("shadow_outcome").flatMap(ShadowOutcome.init(text:))
         if case .bytes(let bytes)? = row.values["facts"] { record.facts = DecisionFacts(decoding: bytes) }
         return record
     }
