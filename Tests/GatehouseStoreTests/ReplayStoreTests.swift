@@ -68,15 +68,31 @@ import Testing
                 scoreBefore: 0,
                 scoreAfter: 80
             )
-            #expect(try await store.deviceRisk.recordReplayProgress(id: second.id, processed: 1, report: ReplayReport(), changes: [change], at: now))
+            #expect(
+                try await store.deviceRisk.recordReplayProgress(
+                    appID: app.id,
+                    id: second.id,
+                    processed: 1,
+                    report: ReplayReport(),
+                    changes: [change],
+                    at: now
+                )
+            )
             try await store.deviceRisk.cancelReplay(appID: app.id, id: second.id, audit: audit(app))
             #expect(
-                try await store.deviceRisk.recordReplayProgress(id: second.id, processed: 2, report: ReplayReport(), changes: [], at: now) == false
+                try await store.deviceRisk.recordReplayProgress(
+                    appID: app.id,
+                    id: second.id,
+                    processed: 2,
+                    report: ReplayReport(),
+                    changes: [],
+                    at: now
+                ) == false
             )
-            try await store.deviceRisk.finishReplay(id: second.id, status: .cancelled, report: nil, error: nil, at: now)
+            try await store.deviceRisk.finishReplay(appID: app.id, id: second.id, status: .cancelled, report: nil, error: nil, at: now)
             let cancelled = try #require(try await store.deviceRisk.replay(appID: app.id, id: second.id))
             #expect(cancelled.status == .cancelled && cancelled.processed == 2 && cancelled.report == ReplayReport())
-            #expect(try await store.deviceRisk.replayChanges(replayID: second.id, offset: 0, limit: 10) == [change])
+            #expect(try await store.deviceRisk.replayChanges(appID: app.id, replayID: second.id, offset: 0, limit: 10) == [change])
             do {
                 try await store.deviceRisk.cancelReplay(appID: app.id, id: second.id, audit: audit(app))
                 Issue.record("a finished replay was cancelled")

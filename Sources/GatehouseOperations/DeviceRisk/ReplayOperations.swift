@@ -103,17 +103,31 @@ public struct ReplayOperations: Sendable {
                 async let following = store.storedDecisions(appID: app, from: from, to: to, after: position, limit: ReplayRun.pageSize)
                 let changed = RiskEngine.replay(page, policy: policy, into: &report)
                 processed += page.count
-                let going = try await store.recordReplayProgress(id: id, processed: processed, report: report, changes: changed, at: clock.now())
+                let going = try await store.recordReplayProgress(
+                    appID: app,
+                    id: id,
+                    processed: processed,
+                    report: report,
+                    changes: changed,
+                    at: clock.now()
+                )
                 guard going else {
-                    try await store.finishReplay(id: id, status: .cancelled, report: report, error: nil, at: clock.now())
+                    try await store.finishReplay(appID: app, id: id, status: .cancelled, report: report, error: nil, at: clock.now())
                     return
                 }
                 read = page.count < ReplayRun.pageSize ? ([], nil) : try await following
             }
-            try await store.finishReplay(id: run.id, status: .completed, report: report, error: nil, at: clock.now())
+            try await store.finishReplay(appID: run.appID, id: run.id, status: .completed, report: report, error: nil, at: clock.now())
         } catch {
             // The store's errors name what failed, never a value.
-            try? await store.finishReplay(id: run.id, status: .failed, report: report, error: String(describing: error), at: clock.now())
+            try? await store.finishReplay(
+                appID: run.appID,
+                id: run.id,
+                status: .failed,
+                report: report,
+                error: String(describing: error),
+                at: clock.now()
+            )
         }
     }
 
@@ -143,7 +157,7 @@ public struct ReplayOperations: Sendable {
             }
             offset = value
         }
-        let page = try await store.replayChanges(replayID: run.id, offset: offset, limit: size.value + 1)
+        let page = try await store.replayChanges(appID: run.appID, replayID: run.id, offset: offset, limit: size.value + 1)
         let shown = Array(page.prefix(size.value))
         return (shown, page.count > size.value ? String(offset + shown.count) : nil)
     }

@@ -130,16 +130,17 @@ public protocol DeviceRiskStore: ActivityCounting {
         limit: Int
     ) async throws(StoreError) -> (decisions: [StoredDecision], next: StoredPosition?)
     func recordReplayProgress(
+        appID: AppID,
         id: UUID,
         processed: Int,
         report: ReplayReport,
         changes: [ChangedDecision],
         at now: Date
     ) async throws(StoreError) -> Bool
-    func finishReplay(id: UUID, status: ReplayRun.Status, report: ReplayReport?, error: String?, at now: Date) async throws(StoreError)
+    func finishReplay(appID: AppID, id: UUID, status: ReplayRun.Status, report: ReplayReport?, error: String?, at now: Date) async throws(StoreError)
     func cancelReplay(appID: AppID, id: UUID, audit: AuditEntry) async throws(StoreError)
     /// In time order, from the `offset`th (a replay keeps at most `ReplayRun.keptChanges`).
-    func replayChanges(replayID: UUID, offset: Int, limit: Int) async throws(StoreError) -> [ChangedDecision]
+    func replayChanges(appID: AppID, replayID: UUID, offset: Int, limit: Int) async throws(StoreError) -> [ChangedDecision]
     /// How many times a risk query recorded a ztoken's consumption: a forged token must not move it.
     var ztokenLookups: Int { get }
     /// Decisions of refused tokens written behind their answers so far, lost (queue full or the

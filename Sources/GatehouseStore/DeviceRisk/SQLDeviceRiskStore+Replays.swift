@@ -94,6 +94,7 @@ extension SQLDeviceRiskStore {
 
     /// Records a page's progress; false when the replay was cancelled (or is no longer running).
     public func recordReplayProgress(
+        appID: AppID,
         id: UUID,
         processed: Int,
         report: ReplayReport,
@@ -106,23 +107,25 @@ extension SQLDeviceRiskStore {
                 let rows = try await transaction.query(
                     """
                     UPDATE risk_replays SET processed = \(Int64(processed)), report = \(reportJSON), updated_at = \(now)
-                    WHERE replay_id = \(id) AND status = 'running' RETURNING cancel_requested
+                    WHERE app_id = \(appID.rawValue) AND replay_id = \(id) AND status = 'running' RETURNING cancel_requested
                     """
                 )
                 guard let row = rows.first, try row.int("cancel_requested") == 0 else { return false }
                 guard !changes.isEmpty else { return true }
-                let kept = try await transaction.query("SELECT count(*) AS kept FROM replay_changes WHERE replay_id = \(id)").first
+                let kept = try await transaction.query(
+                    "SELECT count(*) AS kept FROM replay_changes WHERE app_id = \(appID.rawValue) AND replay_id = \(id)"
+                ).first
                 let room = ReplayRun.keptChanges - Int(try kept?.int("kept") ?? 0)
                 guard room > 0 else { return true }
                 let values: [SQL] = changes.prefix(room).map { change in
                     """
-                    (\(id), \(change.id), \(change.decidedAt), \(change.before.rawValue), \(change.after.rawValue), \(Int64(change.scoreBefore)),
+                    (\(appID.rawValue), \(id), \(change.id), \(change.decidedAt), \(change.before.rawValue), \(change.after.rawValue), \(Int64(change.scoreBefore)),
                      \(Int64(change.scoreAfter)))
                     """
                 }
                 try await transaction.query(
                     """
-                    INSERT INTO replay_changes (replay_id, decision_id, decided_at, outcome_before, outcome_after, score_before, score_after)
+                    INSERT INTO replay_changes (app_id, replay_id, decision_id, decided_at, outcome_before, outcome_after, score_before, score_after)
                     VALUES \(SQL.joined(values, separator: ", ")) ON CONFLICT DO NOTHING
                     """
                 )
@@ -136,12 +139,19 @@ extension SQLDeviceRiskStore {
     }
 
     /// Ends a running replay as `status`; a replay already ended (a cancel that came first) stays.
-    public func finishReplay(id: UUID, status: ReplayRun.Status, report: ReplayReport?, error: String?, at now: Date) async throws(StoreError) {
+    public func finishReplay(
+        appID: AppID,
+        id: UUID,
+        status: ReplayRun.Status,
+        report: ReplayReport?,
+        error: String?,
+        at now: Date
+    ) async throws(StoreError) {
         try await database.query(
             """
             UPDATE risk_replays SET status = \(status.rawValue), report = COALESCE(\(report.map(Self.json).map(SQLValue.text) ?? .null), report),
               error = \(error.map(SQLValue.text) ?? .null), updated_at = \(now), finished_at = \(now)
-            WHERE replay_id = \(id) AND status = 'running'
+            WHERE app_id = \(appID.rawValue) AND replay_id = \(id) AND status = 'running'
             """
         )
     }
@@ -172,10 +182,10 @@ extension SQLDeviceRiskStore {
         }
     }
 
-    public func replayChanges(replayID: UUID, offset: Int, limit: Int) async throws(StoreError) -> [ChangedDecision] {
+    public func replayChanges(appID: AppID, replayID: UUID, offset: Int, limit: Int) async throws(StoreError) -> [ChangedDecision] {
         try await database.query(
             """
-            SELECT * FROM replay_changes WHERE replay_id = \(replayID) ORDER BY decided_at, decision_id
+            SELECT * FROM replay_changes WHERE app_id = \(appID.rawValue) AND replay_id = \(replayID) ORDER BY decided_at, decision_id
             LIMIT \(Int64(limit)) OFFSET \(Int64(offset))
             """
         ).map { row throws(StoreError) in

@@ -21,8 +21,8 @@ ALTER TABLE risk_decisions ADD COLUMN facts bytea;
 -- One replay at a time an app (the partial unique index), its progress written after each page; a
 -- replay whose instance stopped writing is abandoned after a minute (ReplayOperations).
 CREATE TABLE risk_replays (
-    replay_id uuid PRIMARY KEY,
     app_id uuid NOT NULL REFERENCES apps (app_id),
+    replay_id uuid NOT NULL,
     status text NOT NULL CHECK (status IN ('running', 'completed', 'cancelled', 'failed')),
     requested_by text NOT NULL,
     -- The version replayed, or NULL for a proposed policy.
@@ -37,7 +37,8 @@ CREATE TABLE risk_replays (
     error text,
     started_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL,
-    finished_at timestamptz
+    finished_at timestamptz,
+    PRIMARY KEY (app_id, replay_id)
 );
 
 CREATE UNIQUE INDEX risk_replays_one_running ON risk_replays (app_id) WHERE status = 'running';
@@ -45,12 +46,14 @@ CREATE INDEX risk_replays_by_app ON risk_replays (app_id, started_at);
 
 -- The decisions whose outcome a replay changes, the first 10,000 of them (the report counts all).
 CREATE TABLE replay_changes (
-    replay_id uuid NOT NULL REFERENCES risk_replays (replay_id) ON DELETE CASCADE,
+    app_id uuid NOT NULL,
+    replay_id uuid NOT NULL,
     decision_id uuid NOT NULL,
     decided_at timestamptz NOT NULL,
     outcome_before text NOT NULL,
     outcome_after text NOT NULL,
     score_before integer NOT NULL,
     score_after integer NOT NULL,
-    PRIMARY KEY (replay_id, decided_at, decision_id)
+    PRIMARY KEY (app_id, replay_id, decided_at, decision_id),
+    FOREIGN KEY (app_id, replay_id) REFERENCES risk_replays (app_id, replay_id) ON DELETE CASCADE
 );
