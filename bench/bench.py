@@ -404,7 +404,14 @@ def main():
         # 4a. The same query judged by 200 policy rules (issue 32's bound: at least 0.9x of none).
         install_policy_rules(server, app)
         write_lines(os.path.join(work, "query-rules.txt"), [query(token) for token in tokens[half + quarter:]])
+        # GATEHOUSE_BENCH_PERF=FILE: a CPU profile of the server during this step (perf's software clock,
+        # the only event this machine's perf has), for `perf report -i FILE`.
+        profile = os.environ.get("GATEHOUSE_BENCH_PERF")
+        profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
+                                     "sleep", str(duration)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if profile else None
         ruled = wrk(server.url, [os.path.join(work, "query-rules.txt"), ""], connections, duration)
+        if profiler:
+            profiler.wait()
         record("risk query with 200 policy rules", ruled, "risk query without", queried["rate"])
         remove_policy_rules(server, app)
 

@@ -61,7 +61,8 @@ public struct PolicyVersionOperations: Sendable {
         var base: PolicyVersion?
         if let number = version {
             guard let found = try await store.policyVersion(appID: app.id, number: number) else {
-                throw Self.notFound(app.appKey, number)
+                // Named in a body, not in the path: the request is what is wrong (400), no resource is missing.
+                throw DomainError(.policyVersionNotFound, "\(app.appKey) has no policy version \(number).", field: "version", kind: .invalid)
             }
             base = found
         } else {

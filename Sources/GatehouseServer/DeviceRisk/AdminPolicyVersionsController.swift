@@ -51,7 +51,11 @@ struct AdminPolicyVersionsController {
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         let query = Query.reader(request.uri.queryParameters)
         let limit = try query.int("limit") ?? PageSize.standard.value
-        let page = try await versions.versions(try Query.appKey(context), before: try query.int("before"), limit: limit)
+        let before = try query.int("before")
+        if let before, !(1...Int(Int32.max)).contains(before) {
+            throw Problem.badParameter("before", "before is a version number, from 1 to 2147483647.")
+        }
+        let page = try await versions.versions(try Query.appKey(context), before: before, limit: limit)
         let next = page.count == limit ? page.last?.number : nil
         return try JSONBody.response(
             Components.Schemas.PolicyVersionPage(items: page.map(Components.Schemas.PolicyVersionSummary.init), nextBefore: next)

@@ -1,5 +1,8 @@
-/// A value while an expression is evaluated.
-public indirect enum ExpressionValue: Sendable, Equatable {
+/// A value while an expression is evaluated. Not `indirect` as a whole: every `.bool` and `.int` an
+/// evaluation makes would be a heap allocation (measured in docs/PERFORMANCE.md). Only the addresses,
+/// whose payloads are the largest, are boxed; lists, maps and objects hold their elements in their
+/// own storage already.
+public enum ExpressionValue: Sendable, Equatable {
     case bool(Bool)
     case int(Int64)
     case double(Double)
@@ -7,8 +10,8 @@ public indirect enum ExpressionValue: Sendable, Equatable {
     case null
     case timestamp(Timestamp)
     case duration(Duration)
-    case ip(IPAddress)
-    case cidr(CIDR)
+    indirect case ip(IPAddress)
+    indirect case cidr(CIDR)
     case list([ExpressionValue])
     case map([MapKey: ExpressionValue])
     /// A group of facts; a field absent from `fields` is one `has()` reports missing.
