@@ -109,4 +109,47 @@ struct PolicyRuleTests {
         _ = try ExpressionChecker.check(expression, in: RuleVariables.environment)
         #expect(ExpressionEvaluator.evaluate(expression, facts: facts) == .success(.bool(true)))
     }
+
+    /// Calls worked out when a rule is compiled give what they give at evaluation, a failing one
+    /// included (it is left to fail there), and the folded tree holds no call of them.
+    @Test(arguments: [
+        #"cidr("10.0.0.0/8").containsIP(client.address)"#, #"cidr("bad").containsIP(client.address)"#,
+        #"ip("203.0.113.9") == ip(client.address)"#, #"[cidr("203.0.113.0/24"), cidr("2001:db8::/32")].exists(n, n.containsIP(client.address))"#,
+        #"now - timestamp("2026-01-01T00:00:00Z") > duration("1h")"#, #"duration("nonsense") > duration("1s")"#,
+        #"has(token.age) && token.age < duration("5m")"#, #"size(cidr("10.0.0.0/8").ip().string()) > 0 || true"#,
+    ])
+    func foldingChangesNoValue(text: String) throws {
+        let facts = RuleFacts.values(
+            JudgedQuery(
+                appID: AppID(UUID()),
+                eventID: try EventID(validating: 3301),
+                accountID: try AccountID(validating: "a"),
+                deviceID: nil,
+                clientAddress: IPAddress("203.0.113.9")!,
+                userAgent: nil,
+                at: Date(timeIntervalSince1970: 1_800_000_000),
+                state: .fresh,
+                facts: DecisionFacts(tokenAge: 30, device: nil, velocity: nil, hardwareRequired: false)
+            ),
+            listHits: [],
+            verdict: RiskVerdict(decision: .pass, score: 0, tags: [])
+        )
+        let expression = try ExpressionParser.parse(text)
+        let folded = ExpressionFolding.fold(expression)
+        let unfolded = ExpressionEvaluator.evaluate(expression, facts: facts)
+        let answer = ExpressionEvaluator.evaluate(folded, facts: facts)
+        switch (unfolded, answer) {
+        case (.success(let a), .success(let b)): #expect(a == b, "\(text)")
+        case (.failure(let a), .failure(let b)): #expect(a.message == b.message, "\(text)")
+        default: Issue.record("\(text): \(unfolded) folded into \(answer)")
+        }
+        let printed = "\(folded)"
+        #expect("\(expression)".contains("function: \"") && !"\(expression)".contains("constant("), "the tree prints its calls")
+        if !text.contains("bad") && !text.contains("nonsense") {
+            #expect(
+                !printed.contains("function: \"cidr\"") && !printed.contains("function: \"duration\"") && printed.contains("constant("),
+                "\(folded)"
+            )
+        }
+    }
 }

@@ -60,7 +60,7 @@ public struct PolicyRule: Sendable, Equatable {
             guard type.fits(.bool) else {
                 throw ExpressionRefusal(.type, at: expression.position, "a condition (bool), not \(type)")
             }
-            return CompiledRule(rule: rule, expression: expression)
+            return CompiledRule(rule: rule, expression: ExpressionFolding.fold(expression))
         } catch {
             throw DomainError(.invalidPolicyRule, "\(error.position): \(error.message) (\(error.kind.rawValue))", field: "when")
         }
@@ -79,9 +79,21 @@ public struct PolicyRule: Sendable, Equatable {
 
 /// A rule with its expression parsed and checked: the form the policy keeps, so that a query
 /// evaluates and never parses.
-public struct CompiledRule: Sendable, Equatable {
+///
+/// A class: the risk query walks an app's rules for every query, and copying a struct of the rule's
+/// strings and tree retained each of them (a measured cost with 200 rules, docs/PERFORMANCE.md).
+public final class CompiledRule: Sendable, Equatable {
     public let rule: PolicyRule
     public let expression: RuleExpression
+
+    init(rule: PolicyRule, expression: RuleExpression) {
+        self.rule = rule
+        self.expression = expression
+    }
+
+    public static func == (left: CompiledRule, right: CompiledRule) -> Bool {
+        left.rule == right.rule && left.expression == right.expression
+    }
 }
 
 /// What one rule did to one decision: it matched (and applied, or would have in monitor), or its

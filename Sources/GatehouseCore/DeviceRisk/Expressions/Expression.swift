@@ -28,6 +28,8 @@ public indirect enum RuleExpression: Sendable, Equatable {
     case map([(key: RuleExpression, value: RuleExpression)], SourcePosition)
     /// `range.all(variable, body)` and the other macros over a list.
     case comprehension(Macro, range: RuleExpression, variable: String, body: RuleExpression, SourcePosition)
+    /// A value worked out once when the rule was compiled (`ExpressionFolding`), never by the parser.
+    case constant(ExpressionValue, SourcePosition)
 
     public enum Literal: Sendable, Equatable {
         case bool(Bool)
@@ -45,7 +47,7 @@ public indirect enum RuleExpression: Sendable, Equatable {
     public var position: SourcePosition {
         switch self {
         case .literal(_, let p), .identifier(_, let p), .select(_, _, _, let p), .call(_, _, _, let p), .list(_, let p), .map(_, let p),
-            .comprehension(_, _, _, _, let p):
+            .comprehension(_, _, _, _, let p), .constant(_, let p):
             p
         }
     }
@@ -57,6 +59,7 @@ public indirect enum RuleExpression: Sendable, Equatable {
         case (.select(let a, let f, let t, _), .select(let b, let g, let u, _)): a == b && f == g && t == u
         case (.call(let f, let a, let x, _), .call(let g, let b, let y, _)): f == g && a == b && x == y
         case (.list(let a, _), .list(let b, _)): a == b
+        case (.constant(let a, _), .constant(let b, _)): a == b
         case (.map(let a, _), .map(let b, _)): a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
         case (.comprehension(let m, let r, let v, let e, _), .comprehension(let n, let s, let w, let f, _)): m == n && r == s && v == w && e == f
         default: false

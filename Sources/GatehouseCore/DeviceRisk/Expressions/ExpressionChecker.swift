@@ -27,6 +27,7 @@ private struct Scope {
             case .string: return .string
             case .null: return .null
             }
+        case .constant(let value, _): return value.type
         case .identifier(let name, let position):
             if let local = bound.last(where: { $0.name == name }) { return local.type }
             guard let type = environment.variables[name] else {

@@ -51,6 +51,7 @@ struct Run {
             case .string(let s): return .string(s)
             case .null: return .null
             }
+        case .constant(let value, _): return value
         case .identifier(let name, _):
             if let local = locals.last(where: { $0.name == name }) { return local.value }
             guard let fact = facts[name] else { throw EvaluationError("no value for '\(name)'") }

@@ -26,7 +26,7 @@ public enum ExpressionParser {
 extension RuleExpression {
     var children: [RuleExpression] {
         switch self {
-        case .literal, .identifier: []
+        case .literal, .identifier, .constant: []
         case .select(let operand, _, _, _): [operand]
         case .call(_, let target, let arguments, _): (target.map { [$0] } ?? []) + arguments
         case .list(let elements, _): elements
