@@ -38,6 +38,19 @@ FLOOD_CONNECTIONS = 2000
 FLOOD_SECONDS = 20
 
 
+def write_between_markers(path, begin, end, lines, heading):
+    """Puts `lines` (which start with `begin` and end with `end`) in place of what the markers held in
+    the file at `path`, or at its end under `heading` when they are not there yet."""
+    with open(path) as handle:
+        text = handle.read()
+    if begin in text:
+        text = text[:text.index(begin)] + "\n".join(lines) + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip() + "\n\n## " + heading + "\n\n" + "\n".join(lines) + "\n"
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
 def account(device):
     return "account-%d" % device
 

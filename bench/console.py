@@ -178,14 +178,7 @@ def write_section(arguments, rows, seeded, results):
     for name, measured in results:
         lines.append("| %s | %.1f ms | %.1f ms | %.1f ms |" % (name, measured["median"], measured["p95"], measured["max"]))
     lines += ["", END]
-    with open(arguments.output) as handle:
-        text = handle.read()
-    if BEGIN in text:
-        text = text[:text.index(BEGIN)] + "\n".join(lines) + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip() + "\n\n## The console at 10 million decisions\n\n" + "\n".join(lines) + "\n"
-    with open(arguments.output, "w") as handle:
-        handle.write(text)
+    bench.write_between_markers(arguments.output, BEGIN, END, lines, "The console at 10 million decisions")
 
 
 if __name__ == "__main__":

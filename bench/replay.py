@@ -206,14 +206,7 @@ def write_section(arguments, stored, copied, sizes_, run, seconds, idle_mib, pea
         "",
         END,
     ]
-    with open(arguments.output) as handle:
-        text = handle.read()
-    if BEGIN in text:
-        text = text[:text.index(BEGIN)] + "\n".join(lines) + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip() + "\n\n## A replay of a million decisions (issue 32)\n\n" + "\n".join(lines) + "\n"
-    with open(arguments.output, "w") as handle:
-        handle.write(text)
+    bench.write_between_markers(arguments.output, BEGIN, END, lines, "A replay of a million decisions (issue 32)")
 
 
 if __name__ == "__main__":

@@ -146,13 +146,13 @@ public struct ReplayOperations: Sendable {
     }
 
     /// The replay's changed decisions in time order, a page from `cursor` (the previous page's
-    /// `next`: how many came before; a replay keeps at most `ReplayRun.keptChanges`).
+    /// `next`: how many came before, up to the pattern's five digits; past the last one the page is empty).
     public func changes(_ appKey: AppKey, id: String, cursor: String?, limit: Int?) async throws -> (changes: [ChangedDecision], next: String?) {
         let run = try await replay(appKey, id: id)
         let size = try PageSize(validating: limit)
         var offset = 0
         if let cursor {
-            guard let value = Int(cursor), (0...ReplayRun.keptChanges).contains(value) else {
+            guard let value = Int(cursor), (0...99_999).contains(value) else {
                 throw DomainError(.invalidParameter, "cursor is the nextCursor of a previous page.", field: "cursor")
             }
             offset = value
