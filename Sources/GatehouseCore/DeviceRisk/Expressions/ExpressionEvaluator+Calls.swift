@@ -5,6 +5,11 @@ extension Run {
         case "_?_:_":
             guard case .bool(let condition) = try value(of: arguments[0]) else { throw EvaluationError("a condition that is not a bool") }
             return try value(of: arguments[condition ? 1 : 2])
+        case "_==_", "_!=_", "@in", "_<_", "_<=_", "_>_", "_>=_":
+            // The operators most rules are made of (always two operands, never a target), without the
+            // argument array every other call builds: an allocation per operator per rule per query.
+            guard target == nil, arguments.count == 2 else { break }
+            return try binary(function, try value(of: arguments[0]), try value(of: arguments[1]))
         default: break
         }
         var values: [ExpressionValue] = []
@@ -14,24 +19,41 @@ extension Run {
         case "!_":
             guard case .bool(let b) = values[0] else { throw EvaluationError("no such overload: !\(values[0].type)") }
             return .bool(!b)
-        case "_==_": return .bool(try Self.equal(values[0], values[1]))
-        case "_!=_": return .bool(!(try Self.equal(values[0], values[1])))
-        case "@in": return .bool(try contains(values[1], values[0]))
         case "_[_]": return try index(values[0], values[1])
         case "size" where values.count == 1: return try size(values[0])
         case "dyn" where target == nil && values.count == 1: return values[0]
-        default:
-            guard
-                let overload = (ExpressionFunctions.byName[function] ?? []).first(where: {
-                    $0.member == (target != nil) && $0.parameters.count == values.count
-                        && zip($0.parameters, values).allSatisfy { $1.isOf($0) }
-                })
-            else {
-                let kinds = values.map(\.type.description).joined(separator: ", ")
-                throw EvaluationError("found no matching overload for '\(function)' applied to (\(kinds))")
-            }
-            return try overload.apply(values, &budget)
+        default: return try overloaded(function, member: target != nil, values)
         }
+    }
+
+    /// `==`, `!=`, `in` and the comparisons; two ints compared here, anything else by its overload.
+    mutating func binary(_ function: String, _ left: ExpressionValue, _ right: ExpressionValue) throws(EvaluationError) -> ExpressionValue {
+        switch function {
+        case "_==_": return .bool(try Self.equal(left, right))
+        case "_!=_": return .bool(!(try Self.equal(left, right)))
+        case "@in": return .bool(try contains(right, left))
+        default:
+            guard case .int(let a) = left, case .int(let b) = right else { return try overloaded(function, member: false, [left, right]) }
+            switch function {
+            case "_<_": return .bool(a < b)
+            case "_<=_": return .bool(a <= b)
+            case "_>_": return .bool(a > b)
+            default: return .bool(a >= b)
+            }
+        }
+    }
+
+    /// The function's overload for these values (by their types), applied.
+    mutating func overloaded(_ function: String, member: Bool, _ values: [ExpressionValue]) throws(EvaluationError) -> ExpressionValue {
+        guard
+            let overload = (ExpressionFunctions.byName[function] ?? []).first(where: {
+                $0.member == member && $0.parameters.count == values.count && zip($0.parameters, values).allSatisfy { $1.isOf($0) }
+            })
+        else {
+            let kinds = values.map(\.type.description).joined(separator: ", ")
+            throw EvaluationError("found no matching overload for '\(function)' applied to (\(kinds))")
+        }
+        return try overload.apply(values, &budget)
     }
 
     /// `&&` (decided by false) or `||` (decided by true) over every operand, left to right until one
