@@ -1,5 +1,7 @@
 import Foundation
 import GatehouseAPI
+import GatehouseCore
+import GatehouseStore
 import GatehouseTestSupport
 import HTTPTypes
 import Testing
@@ -96,6 +98,34 @@ import Testing
             let listed = try await server.send(.get, "\(risk)/replays").decoded(Components.Schemas.ReplayPage.self)
             #expect(listed.items.map(\.replayId) == [three.replayId, run.replayId])
 
+            // One running replay (as another instance would have it) refuses a second start with 409.
+            try await StoreService.withStore(server.store.location, logger: TestDatabase.logger) { store in
+                let stored = try #require(try await store.apps.app(withKey: try AppKey(validating: app.appKey)))
+                let now = Date()
+                let running = ReplayRun(
+                    id: UUID(),
+                    appID: stored.id,
+                    status: .running,
+                    requestedBy: "cli:test",
+                    proposedVersion: nil,
+                    document: .empty,
+                    from: now,
+                    to: now,
+                    total: 0,
+                    processed: 0,
+                    report: nil,
+                    error: nil,
+                    startedAt: now,
+                    updatedAt: now,
+                    finishedAt: nil
+                )
+                let audit = ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
+                    .entry(at: now, action: "risk.replay.start", targetType: "replay", targetID: "x", appID: stored.id, before: nil, after: nil)
+                try await store.deviceRisk.startReplay(running, audit: audit)
+            }
+            let second = try await server.send(.post, "\(risk)/replays", body: #"{\#(window)}"#)
+            #expect(second.status == .conflict && second.problem?.code == "replay_running")
+
             let finished = try await server.send(.post, "\(risk)/replays/\(run.replayId)/cancel")
             #expect(finished.status == .conflict)
             #expect(try await server.send(.get, "\(risk)/replays/not-a-uuid").problem?.code == "replay_not_found")
@@ -112,7 +142,10 @@ import Testing
             }
             let audit = try await server.send(.get, "/v1/admin/audit?appKey=\(app.appKey)&limit=100").json?["items"] as? [[String: Any]] ?? []
             let actions = audit.compactMap { $0["action"] as? String }
-            #expect(actions.contains("risk.policy.restore") && actions.filter { $0 == "risk.replay.start" }.count == 2)
+            #expect(
+                actions.contains("risk.policy.restore") && actions.filter { $0 == "risk.replay.start" }.count == 3,
+                "two started here, one by the test's store"
+            )
         }
     }
 

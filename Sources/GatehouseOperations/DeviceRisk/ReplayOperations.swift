@@ -36,6 +36,14 @@ public struct ReplayOperations: Sendable {
         }
     }
 
+    /// Starts the replay and runs it in this instance's background (the server's way); returns it at
+    /// once, running.
+    public func startInBackground(_ appKey: AppKey, _ request: Request, origin: ChangeOrigin) async throws -> ReplayRun {
+        let run = try await start(appKey, request, origin: origin)
+        Task(priority: .background) { await self.run(run) }
+        return run
+    }
+
     /// Stores the replay as running and returns it; `run(_:)` does the work.
     public func start(_ appKey: AppKey, _ request: Request, origin: ChangeOrigin) async throws -> ReplayRun {
         let app = try await apps.app(appKey)
@@ -46,6 +54,11 @@ public struct ReplayOperations: Sendable {
             rules: request.rules,
             policyRules: request.policyRules
         )
+        // Checked (once the request is) before the window is counted (up to 2,000,001 rows), not after:
+        // a caller who sends starts in a loop while one runs costs a read of at most 20 rows each.
+        if try await store.replays(appID: app.id).contains(where: { $0.status == .running && !$0.isAbandoned(at: clock.now()) }) {
+            throw Self.running(appKey)
+        }
         let total = try await store.countDecisions(appID: app.id, from: window.from, to: window.to, limit: ReplayRun.maximumDecisions + 1)
         guard total <= ReplayRun.maximumDecisions else {
             throw DomainError(.invalidReplay, "The window holds more than \(ReplayRun.maximumDecisions) decisions; narrow it.", field: "from")
@@ -80,7 +93,7 @@ public struct ReplayOperations: Sendable {
         do {
             try await store.startReplay(run, audit: audit)
         } catch {
-            if case .conflict = error { throw DomainError(.replayRunning, "\(appKey) has a replay running; wait for it or cancel it.") }
+            if case .conflict = error { throw Self.running(appKey) }
             throw error
         }
         return run
@@ -183,6 +196,10 @@ public struct ReplayOperations: Sendable {
             }
         }
         return try await replay(appKey, id: id)
+    }
+
+    static func running(_ appKey: AppKey) -> DomainError {
+        DomainError(.replayRunning, "\(appKey) has a replay running; wait for it or cancel it.")
     }
 
     static func notFound(_ appKey: AppKey, _ id: String) -> DomainError {

@@ -71,13 +71,11 @@ struct PolicyPage: ConsolePage {
     /// caret under the column.
     struct Refusal {
         let message: String
-        let field: String?
         let line: String?
         let caret: String?
 
         init(_ error: DomainError, written: String) {
             message = error.detail
-            field = error.field
             var line: String?
             var caret: String?
             let position = error.detail.prefix { $0 != " " }.dropLast().split(separator: ":")

@@ -61,9 +61,7 @@ struct ConsoleReplaysController {
             }
             request.policyRules = base.filter { $0.name != name } + [tried]
         }
-        let run = try await replays.start(appKey, request, origin: context.origin)
-        let replays = replays
-        Task(priority: .background) { await replays.run(run) }
+        let run = try await replays.startInBackground(appKey, request, origin: context.origin)
         return ConsolePages.seeOther("/console/apps/\(appKey)/replays/\(run.id.uuidString.lowercased())")
     }
 

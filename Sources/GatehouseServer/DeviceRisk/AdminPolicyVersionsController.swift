@@ -80,9 +80,7 @@ struct AdminPolicyVersionsController {
     /// Starts the replay and answers at once; the work goes on in this instance's background.
     @Sendable func startReplay(_ request: Request, context: Context) async throws -> Response {
         let body = try await JSONBody.decode(Components.Schemas.ReplayCreate.self, from: request, context: context)
-        let run = try await replays.start(try Query.appKey(context), try ReplayOperations.Request(body), origin: context.origin)
-        let replays = replays
-        Task(priority: .background) { await replays.run(run) }
+        let run = try await replays.startInBackground(try Query.appKey(context), try ReplayOperations.Request(body), origin: context.origin)
         return try JSONBody.response(Components.Schemas.Replay(run), status: .accepted)
     }
 
