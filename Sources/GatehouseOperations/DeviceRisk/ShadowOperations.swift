@@ -43,9 +43,9 @@ public struct ShadowOperations: Sendable {
         return shadow
     }
 
-    public func shadow(_ appKey: AppKey) async throws -> PolicyShadow {
-        guard let shadow = try await store.shadow(appID: try await apps.app(appKey).id) else { throw Self.notFound(appKey) }
-        return shadow
+    /// Nil when the app runs none.
+    public func shadow(_ appKey: AppKey) async throws -> PolicyShadow? {
+        try await store.shadow(appID: try await apps.app(appKey).id)
     }
 
     public func stop(_ appKey: AppKey, origin: ChangeOrigin) async throws {

@@ -28,7 +28,10 @@ struct AdminPolicyVersionsController {
     }
 
     @Sendable func shadow(_ request: Request, context: Context) async throws -> Response {
-        try JSONBody.response(Components.Schemas.ShadowPolicy(try await shadows.shadow(try Query.appKey(context))))
+        let shadow = try await shadows.shadow(try Query.appKey(context))
+        return try JSONBody.response(
+            Components.Schemas.ShadowPolicyState(running: shadow != nil, policy: shadow.map(Components.Schemas.ShadowPolicy.init))
+        )
     }
 
     @Sendable func setShadow(_ request: Request, context: Context) async throws -> Response {
