@@ -44,7 +44,6 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidReplay = "invalid_replay"
         case replayRunning = "replay_running"
         case replayNotFound = "replay_not_found"
-        case shadowNotFound = "shadow_not_found"
         case policyVersionNotFound = "policy_version_not_found"
         case invalidListEntry = "invalid_list_entry"
         case invalidSettings = "invalid_settings"
@@ -122,7 +121,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         public var kind: Kind {
             switch self {
             case .appNotFound, .attesterNotFound, .roleNotFound, .captchaNotFound, .eventNotFound, .listEntryNotFound, .deviceNotFound,
-                .policyRuleNotFound, .replayNotFound, .policyVersionNotFound, .shadowNotFound,
+                .policyRuleNotFound, .replayNotFound, .policyVersionNotFound,
                 .decisionNotFound:
                 .notFound
             case .appDisabled, .labelLimit, .replayRunning, .attesterExists, .roleExists, .eventAlreadyRegistered, .listEntryExists,

@@ -48,9 +48,11 @@ public struct ShadowOperations: Sendable {
         try await store.shadow(appID: try await apps.app(appKey).id)
     }
 
+    /// Stops the shadow; without one there is nothing to stop, and nothing is audited (a repeated
+    /// stop, or one after another operator's, is not an error).
     public func stop(_ appKey: AppKey, origin: ChangeOrigin) async throws {
         let app = try await apps.app(appKey)
-        guard let running = try await store.shadow(appID: app.id) else { throw Self.notFound(appKey) }
+        guard let running = try await store.shadow(appID: app.id) else { return }
         let audit = origin.entry(
             at: clock.now(),
             action: "risk.shadow.stop",
@@ -63,13 +65,9 @@ public struct ShadowOperations: Sendable {
         do {
             try await store.removeShadow(appID: app.id, audit: audit)
         } catch {
-            if case .notFound = error { throw Self.notFound(appKey) }
+            if case .notFound = error { return }
             throw error
         }
-    }
-
-    static func notFound(_ appKey: AppKey) -> DomainError {
-        DomainError(.shadowNotFound, "\(appKey) runs no shadow policy.")
     }
 
     static func snapshot(_ shadow: PolicyShadow) -> AuditSnapshot {
