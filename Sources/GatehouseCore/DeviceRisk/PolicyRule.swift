@@ -84,11 +84,15 @@ public struct PolicyRule: Sendable, Equatable {
 /// strings and tree retained each of them (a measured cost with 200 rules, docs/PERFORMANCE.md).
 public final class CompiledRule: Sendable, Equatable {
     public let rule: PolicyRule
+    /// The checked tree, with its constant calls folded.
     public let expression: RuleExpression
+    /// The tree compiled against `RuleVariables.layout`: what a query evaluates.
+    public let program: ExpressionProgram
 
     init(rule: PolicyRule, expression: RuleExpression) {
         self.rule = rule
         self.expression = expression
+        program = ExpressionProgram(expression, layout: RuleVariables.layout)
     }
 
     public static func == (left: CompiledRule, right: CompiledRule) -> Bool {

@@ -2,6 +2,9 @@
 /// with its meaning). Optional fields are absent when the fact is unknown (a device never started has
 /// no `firstSeen`): `has(device.firstSeen)` asks.
 public enum RuleVariables {
+    /// Where each variable and field sits for a compiled rule (`FactLayout`).
+    public static let layout = FactLayout(environment)
+
     public static let environment = ExpressionEnvironment(
         variables: [
             "token": .object("Token"),

@@ -23,64 +23,24 @@ struct EvaluationBudget {
 /// that decides the outcome (false for `&&`, true for `||`) wins over another's error, whatever their
 /// order; `all` and `exists` likewise over a list's elements.
 public enum ExpressionEvaluator {
+    /// Compiles the expression for these facts and evaluates it once. A rule that judges queries is
+    /// compiled once (`CompiledRule.program`) and evaluated for each.
     public static func evaluate(_ expression: RuleExpression, facts: [String: ExpressionValue]) -> Result<ExpressionValue, EvaluationError> {
-        var run = Run(facts: facts)
-        do {
-            return .success(try run.value(of: expression))
-        } catch {
-            return .failure(error)
-        }
+        let layout = FactLayout(of: facts)
+        return ExpressionProgram(expression, layout: layout).evaluate(layout.values(facts))
     }
 }
 
-struct Run {
-    let facts: [String: ExpressionValue]
-    var locals: [(name: String, value: ExpressionValue)] = []
+/// One evaluation's state: the query's facts, the comprehensions' variables, the budget left.
+struct ExpressionRun {
+    let facts: FactValues
+    /// The variable of each comprehension the evaluation is inside, outermost first.
+    var locals: [ExpressionValue] = []
     var budget = EvaluationBudget()
 
-    init(facts: [String: ExpressionValue]) { self.facts = facts }
+    init(facts: FactValues) { self.facts = facts }
 
-    mutating func value(of expression: RuleExpression) throws(EvaluationError) -> ExpressionValue {
-        try budget.spend(1)
-        switch expression {
-        case .literal(let literal, _):
-            switch literal {
-            case .bool(let b): return .bool(b)
-            case .int(let i): return .int(i)
-            case .double(let d): return .double(d)
-            case .string(let s): return .string(s)
-            case .null: return .null
-            }
-        case .constant(let value, _): return value
-        case .identifier(let name, _):
-            if let local = locals.last(where: { $0.name == name }) { return local.value }
-            guard let fact = facts[name] else { throw EvaluationError("no value for '\(name)'") }
-            return fact
-        case .select(let operand, let field, let test, _):
-            let found = try member(field, of: try value(of: operand))
-            if test { return .bool(found != nil) }
-            guard let found else { throw EvaluationError("no such key: '\(field)'") }
-            return found
-        case .list(let elements, _):
-            var values: [ExpressionValue] = []
-            for element in elements { values.append(try value(of: element)) }
-            return .list(values)
-        case .map(let entries, _):
-            var map: [ExpressionValue.MapKey: ExpressionValue] = [:]
-            for entry in entries {
-                guard let key = try value(of: entry.key).mapKey else { throw EvaluationError("unsupported key type") }
-                guard map[key] == nil else { throw EvaluationError("duplicate map key") }
-                map[key] = try value(of: entry.value)
-            }
-            return .map(map)
-        case .comprehension(let macro, let range, let variable, let body, _):
-            return try comprehension(macro, range: try value(of: range), variable: variable, body: body)
-        case .call(let function, let target, let arguments, _):
-            return try call(function, target: target, arguments: arguments)
-        }
-    }
-
-    func member(_ field: String, of operand: ExpressionValue) throws(EvaluationError) -> ExpressionValue? {
+    static func member(_ field: String, of operand: ExpressionValue) throws(EvaluationError) -> ExpressionValue? {
         switch operand {
         case .object(_, let fields): return fields[field]
         case .map(let map): return map[.string(field)]
@@ -91,14 +51,13 @@ struct Run {
     mutating func comprehension(
         _ macro: RuleExpression.Macro,
         range: ExpressionValue,
-        variable: String,
-        body: RuleExpression
+        body: any ExpressionNode
     ) throws(EvaluationError) -> ExpressionValue {
         guard case .list(let elements) = range else { throw EvaluationError("no such overload: a comprehension over \(range.type)") }
         var matched = 0
         var failure: EvaluationError?
         for element in elements {
-            locals.append((variable, element))
+            locals.append(element)
             defer { locals.removeLast() }
             do throws(EvaluationError) {
                 guard case .bool(let holds) = try value(of: body) else { throw EvaluationError("a condition that is not a bool") }
@@ -121,5 +80,25 @@ struct Run {
         case .exists: return .bool(false)
         case .existsOne: return .bool(matched == 1)
         }
+    }
+
+    /// `&&` (decided by false) or `||` (decided by true) over every operand, left to right until one
+    /// decides; an error stands only if none does.
+    mutating func logical(decidedBy decisive: Bool, _ operands: [any ExpressionNode]) throws(EvaluationError) -> ExpressionValue {
+        var failure: EvaluationError?
+        for operand in operands {
+            do throws(EvaluationError) {
+                guard case .bool(let b) = try value(of: operand) else {
+                    throw EvaluationError("no such overload: a logical operand that is not a bool")
+                }
+                if b == decisive { return .bool(decisive) }
+            } catch  where budget.remaining < 0 {
+                throw error
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return .bool(!decisive)
     }
 }

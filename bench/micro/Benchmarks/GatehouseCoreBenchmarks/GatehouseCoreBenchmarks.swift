@@ -18,6 +18,7 @@ let benchmarks: @Sendable () -> Void = {
     attestationTokenBenchmarks()
     proofOfWorkBenchmarks()
     storageSigningBenchmarks()
+    policyRuleBenchmarks()
 }
 
 let now = Date(timeIntervalSince1970: 1_800_000_000)
