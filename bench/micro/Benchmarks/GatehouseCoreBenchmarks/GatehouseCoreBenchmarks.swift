@@ -23,6 +23,7 @@ let benchmarks: @Sendable () -> Void = {
 
 let now = Date(timeIntervalSince1970: 1_800_000_000)
 let serverKey = SymmetricKey(size: .bits256)
+let serverKeys = ServerKeys(box: try! SecretBox(masterKey: Array(repeating: 9, count: 32)))
 let appID = AppID(UUID())
 let device = DeviceID(bytes: Array(0..<16))
 
@@ -30,25 +31,47 @@ func zTokenBenchmarks() {
     let event = try! EventID(validating: 3300)
     let account = try! AccountID(validating: "account-1")
     var generator = SystemRandomNumberGenerator()
-    let issued = ZToken.issue(app: appID, device: device, event: event, account: account, ttlSeconds: 300, at: now, key: serverKey, using: &generator)
-    let forged = String(issued.token.dropLast(2)) + (issued.token.hasSuffix("AA") ? "BB" : "AA")
+    let issued = ZToken.issue(
+        app: appID,
+        device: device,
+        epoch: 0,
+        event: event,
+        account: account,
+        ttlSeconds: 300,
+        fromPage: false,
+        at: now,
+        keys: serverKeys,
+        using: &generator
+    )
+    let forged = String(issued.dropLast(2)) + (issued.hasSuffix("AA") ? "BB" : "AA")
 
     Benchmark("ztoken mint") { benchmark in
         var generator = SystemRandomNumberGenerator()
         for _ in benchmark.scaledIterations {
             blackHole(
-                ZToken.issue(app: appID, device: device, event: event, account: account, ttlSeconds: 300, at: now, key: serverKey, using: &generator)
+                ZToken.issue(
+                    app: appID,
+                    device: device,
+                    epoch: 0,
+                    event: event,
+                    account: account,
+                    ttlSeconds: 300,
+                    fromPage: false,
+                    at: now,
+                    keys: serverKeys,
+                    using: &generator
+                )
             )
         }
     }
     Benchmark("ztoken verify (fresh)") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(ZToken.check(issued.token, app: appID, event: event, account: account, at: now, key: serverKey))
+            blackHole(ZToken.check(issued, app: appID, event: event, account: account, maxTTL: 300, at: now, keys: serverKeys))
         }
     }
     Benchmark("ztoken verify (forged)") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(ZToken.check(forged, app: appID, event: event, account: account, at: now, key: serverKey))
+            blackHole(ZToken.check(forged, app: appID, event: event, account: account, maxTTL: 300, at: now, keys: serverKeys))
         }
     }
 }
