@@ -152,4 +152,23 @@ struct PolicyRuleTests {
             )
         }
     }
+
+    /// One query's rules share the address they parsed (`FactValues`): a rule that parses another
+    /// text, or fails to parse one, never gets an earlier rule's address.
+    @Test func rulesShareAParsedAddressOnlyForTheSameText() throws {
+        let facts = RuleVariables.layout.values(
+            ExpressionTests.facts.merging(["client": .object("Client", ["address": .string("203.0.113.7")])]) { $1 }
+        )
+        var values = facts
+        let answers = try [
+            #"cidr("203.0.113.0/24").containsIP(client.address)"#, #"cidr("203.0.113.0/24").containsIP("198.51.100.1")"#,
+            #"ip(client.address) == ip("203.0.113.7")"#, #"cidr("0.0.0.0/0").containsIP("203.0.113.7 ")"#,
+            #"ip("198.51.100.1").family() == 4 && cidr("203.0.113.7/32").containsIP(client.address)"#,
+        ].map { text in
+            let rule = try PolicyRule.validated(name: "r", when: text, then: .decide(.review), mode: .enforce, eventID: nil)
+            return rule.program.evaluate(&values).map { $0 == .bool(true) }
+        }
+        #expect(answers.map { try? $0.get() } == [true, false, true, nil, true])
+        if case .failure(let error) = answers[3] { #expect(error.message.contains("not valid")) } else { Issue.record("\(answers[3])") }
+    }
 }

@@ -12,10 +12,10 @@ extension RiskEngine {
         var outcomes: [RuleOutcome] = []
         var tags = builtIn.tags
         var decided: RiskDecision?
-        let values = RuleVariables.layout.values(facts)
+        var values = RuleVariables.layout.values(facts)
         for compiled in rules {
             let rule = compiled.rule
-            switch compiled.program.evaluate(values) {
+            switch compiled.program.evaluate(&values) {
             case .failure(let error):
                 outcomes.append(RuleOutcome(rule: rule.name, mode: rule.mode, effect: rule.effectText, error: error.message))
                 continue

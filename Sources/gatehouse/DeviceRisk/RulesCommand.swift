@@ -74,7 +74,8 @@ struct RulesCommand: AsyncParsableCommand {
                     return encoded(.object(["error": .string("the fact \(name): \(error.message)")]))
                 }
             }
-            switch ExpressionEvaluator.evaluate(expression, facts: facts) {
+            // As a rule runs on a query: its constant calls folded, compiled against the rules' layout.
+            switch ExpressionEvaluator.evaluate(ExpressionFolding.fold(expression), facts: facts) {
             case .success(let value): return encoded(.object(["value": value.json]))
             case .failure(let error): return encoded(.object(["error": .string(error.message)]))
             }

@@ -26,7 +26,7 @@ final class BinaryNode: ExpressionNode {
         case .notEqual: return .bool(!(try ExpressionRun.equal(a, b)))
         case .in: return .bool(try run.contains(b, a))
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard case .int(let x) = a, case .int(let y) = b else { return try overloads.apply([a, b], &run.budget) }
+            guard case .int(let x) = a, case .int(let y) = b else { return try overloads.apply([a, b], &run) }
             switch operation {
             case .less: return .bool(x < y)
             case .lessOrEqual: return .bool(x <= y)
@@ -64,7 +64,7 @@ final class CallNode: ExpressionNode {
         case .index: return try ExpressionRun.index(values[0], values[1])
         case .size: return try ExpressionRun.size(values[0])
         case .dyn: return values[0]
-        case .overloaded(let overloads): return try overloads.apply(values, &run.budget)
+        case .overloaded(let overloads): return try overloads.apply(values, &run)
         }
     }
 }
@@ -80,11 +80,11 @@ struct OverloadSet: Sendable {
         candidates = (ExpressionFunctions.byName[function] ?? []).filter { $0.member == member && $0.parameters.count == operands }
     }
 
-    func apply(_ values: [ExpressionValue], _ budget: inout EvaluationBudget) throws(EvaluationError) -> ExpressionValue {
+    func apply(_ values: [ExpressionValue], _ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         guard let overload = candidates.first(where: { zip($0.parameters, values).allSatisfy { $1.isOf($0) } }) else {
             let kinds = values.map(\.type.description).joined(separator: ", ")
             throw EvaluationError("found no matching overload for '\(function)' applied to (\(kinds))")
         }
-        return try overload.apply(values, &budget)
+        return try overload.apply(values, &run)
     }
 }

@@ -23,22 +23,36 @@ struct EvaluationBudget {
 /// that decides the outcome (false for `&&`, true for `||`) wins over another's error, whatever their
 /// order; `all` and `exists` likewise over a list's elements.
 public enum ExpressionEvaluator {
-    /// Compiles the expression for these facts and evaluates it once. A rule that judges queries is
-    /// compiled once (`CompiledRule.program`) and evaluated for each.
-    public static func evaluate(_ expression: RuleExpression, facts: [String: ExpressionValue]) -> Result<ExpressionValue, EvaluationError> {
-        let layout = FactLayout(of: facts)
-        return ExpressionProgram(expression, layout: layout).evaluate(layout.values(facts))
+    /// Compiles the expression and evaluates it once over these facts, as a rule's program evaluates
+    /// on a query (a rule is compiled once, `CompiledRule.program`, and evaluated for each). Facts the
+    /// layout does not name are not read.
+    public static func evaluate(
+        _ expression: RuleExpression,
+        facts: [String: ExpressionValue],
+        layout: FactLayout = RuleVariables.layout
+    ) -> Result<ExpressionValue, EvaluationError> {
+        var values = layout.values(facts)
+        return ExpressionProgram(expression, layout: layout).evaluate(&values)
     }
 }
 
 /// One evaluation's state: the query's facts, the comprehensions' variables, the budget left.
 struct ExpressionRun {
-    let facts: FactValues
+    var facts: FactValues
     /// The variable of each comprehension the evaluation is inside, outermost first.
     var locals: [ExpressionValue] = []
     var budget = EvaluationBudget()
 
     init(facts: FactValues) { self.facts = facts }
+
+    /// An address as `ip()` takes it (`ExpressionFunctions.address`), parsed once for consecutive
+    /// calls on the same text.
+    mutating func address(_ text: String) throws(EvaluationError) -> IPAddress {
+        if let parsed = facts.parsedAddress, parsed.text.utf8.elementsEqual(text.utf8) { return parsed.address }
+        let address = try ExpressionFunctions.address(text)
+        facts.parsedAddress = (text, address)
+        return address
+    }
 
     static func member(_ field: String, of operand: ExpressionValue) throws(EvaluationError) -> ExpressionValue? {
         switch operand {

@@ -1,43 +1,24 @@
 /// Where each fact sits when an expression is evaluated: every variable, and every field of a variable
 /// that is a group of facts (`device.known`), has a slot of its own. A compiled expression reads
-/// `device.known` from its slot; looking it up by name, twice, in each of 200 rules for every query
-/// was the larger part of their cost (docs/PERFORMANCE.md).
+/// `device.known` from its slot, where the tree walk looked the variable and then the field up by name
+/// in each rule for every query; the query lays its facts out once for all its rules.
 public struct FactLayout: Sendable {
     let variables: [String: Int]
     /// The fields' slots of each variable that is a group of facts.
     let fields: [String: [String: Int]]
     let count: Int
 
-    /// The layout of every variable and field the environment declares (the one rules compile against).
+    /// The layout of every variable and field the environment declares, in name order.
     public init(_ environment: ExpressionEnvironment) {
-        self.init(
-            environment.variables.map { name, type in
-                guard case .object(let object) = type else { return (name, []) }
-                return (name, environment.objects[object].map { Array($0.keys) } ?? [])
-            }
-        )
-    }
-
-    /// The layout of whatever these facts hold (an expression evaluated once, over given facts).
-    init(of facts: [String: ExpressionValue]) {
-        self.init(
-            facts.map { name, value in
-                guard case .object(_, let fields) = value else { return (name, []) }
-                return (name, Array(fields.keys))
-            }
-        )
-    }
-
-    private init(_ declared: [(String, [String])]) {
         var variables: [String: Int] = [:]
         var fields: [String: [String: Int]] = [:]
         var next = 0
-        for (name, names) in declared.sorted(by: { $0.0 < $1.0 }) {
+        for (name, type) in environment.variables.sorted(by: { $0.key < $1.key }) {
             variables[name] = next
             next += 1
-            guard !names.isEmpty else { continue }
+            guard case .object(let object) = type, let declared = environment.objects[object] else { continue }
             var slots: [String: Int] = [:]
-            for field in names.sorted() {
+            for field in declared.keys.sorted() {
                 slots[field] = next
                 next += 1
             }
@@ -62,7 +43,13 @@ public struct FactLayout: Sendable {
     }
 }
 
-/// One query's facts laid out by a `FactLayout`.
+/// One query's facts laid out by a `FactLayout`, and what its rules worked out from them that the next
+/// rule would work out again.
 public struct FactValues: Sendable {
     let slots: [ExpressionValue?]
+    /// The last address text `ip()` or `containsIP()` parsed, and its address: a policy's network
+    /// rules (`cidr("...").containsIP(client.address)`) each parse the same fact (docs/PERFORMANCE.md).
+    var parsedAddress: (text: String, address: IPAddress)?
+
+    init(slots: [ExpressionValue?]) { self.slots = slots }
 }

@@ -2,7 +2,7 @@
 /// themselves (`&&`, `||`, `!`, `?:`, `==`, `!=`, `in`, `[]`, `size`, `dyn`): each overload with its
 /// parameter types and its implementation. No regular expressions: `matches` would backtrack.
 struct ExpressionOverload: Sendable {
-    typealias Apply = @Sendable ([ExpressionValue], inout EvaluationBudget) throws(EvaluationError) -> ExpressionValue
+    typealias Apply = @Sendable ([ExpressionValue], inout ExpressionRun) throws(EvaluationError) -> ExpressionValue
 
     let name: String
     /// Called as `target.name(...)`; the target is the first parameter.
@@ -68,14 +68,14 @@ enum ExpressionFunctions {
         overload("_*_", [.double, .double], .double) { v, _ in .double(v[0].double * v[1].double) },
         overload("_/_", [.double, .double], .double) { v, _ in .double(v[0].double / v[1].double) },
         overload("-_", [.double], .double) { v, _ in .double(-v[0].double) },
-        overload("_+_", [.string, .string], .string) { v, budget throws(EvaluationError) in
+        overload("_+_", [.string, .string], .string) { v, run throws(EvaluationError) in
             let joined = v[0].string + v[1].string
-            try budget.spend(joined.unicodeScalars.count, building: joined.unicodeScalars.count)
+            try run.budget.spend(joined.unicodeScalars.count, building: joined.unicodeScalars.count)
             return .string(joined)
         },
-        overload("_+_", [.list(.dyn), .list(.dyn)], .list(.dyn)) { v, budget throws(EvaluationError) in
+        overload("_+_", [.list(.dyn), .list(.dyn)], .list(.dyn)) { v, run throws(EvaluationError) in
             let joined = v[0].list + v[1].list
-            try budget.spend(joined.count, building: joined.count)
+            try run.budget.spend(joined.count, building: joined.count)
             return .list(joined)
         },
     ]

@@ -2,20 +2,20 @@
 /// cel-go's strings extension, times and durations, and Kubernetes' IP and CIDR library.
 extension ExpressionFunctions {
     static let strings: [ExpressionOverload] = [
-        overload("contains", [.string, .string], .bool, member: true) { v, budget throws(EvaluationError) in
-            try budget.spend(v[0].string.unicodeScalars.count)
+        overload("contains", [.string, .string], .bool, member: true) { v, run throws(EvaluationError) in
+            try run.budget.spend(v[0].string.unicodeScalars.count)
             return .bool(v[1].string.isEmpty || v[0].string.unicodeScalars.firstRange(of: v[1].string.unicodeScalars) != nil)
         },
-        overload("startsWith", [.string, .string], .bool, member: true) { v, budget throws(EvaluationError) in
-            try budget.spend(v[1].string.unicodeScalars.count)
+        overload("startsWith", [.string, .string], .bool, member: true) { v, run throws(EvaluationError) in
+            try run.budget.spend(v[1].string.unicodeScalars.count)
             return .bool(v[0].string.unicodeScalars.starts(with: v[1].string.unicodeScalars))
         },
-        overload("endsWith", [.string, .string], .bool, member: true) { v, budget throws(EvaluationError) in
-            try budget.spend(v[1].string.unicodeScalars.count)
+        overload("endsWith", [.string, .string], .bool, member: true) { v, run throws(EvaluationError) in
+            try run.budget.spend(v[1].string.unicodeScalars.count)
             return .bool(v[0].string.unicodeScalars.reversed().starts(with: v[1].string.unicodeScalars.reversed()))
         },
-        overload("lowerAscii", [.string], .string, member: true) { v, budget throws(EvaluationError) in
-            try budget.spend(v[0].string.unicodeScalars.count)
+        overload("lowerAscii", [.string], .string, member: true) { v, run throws(EvaluationError) in
+            try run.budget.spend(v[0].string.unicodeScalars.count)
             var lowered = String.UnicodeScalarView()
             for scalar in v[0].string.unicodeScalars {
                 lowered.append(("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32)! : scalar)
@@ -47,7 +47,7 @@ extension ExpressionFunctions {
     ]
 
     static let addresses: [ExpressionOverload] = [
-        overload("ip", [.string], .ip) { v, _ throws(EvaluationError) in .ip(try address(v[0].string)) },
+        overload("ip", [.string], .ip) { v, run throws(EvaluationError) in .ip(try run.address(v[0].string)) },
         overload("cidr", [.string], .cidr) { v, _ throws(EvaluationError) in .cidr(try network(v[0].string)) },
         overload("family", [.ip], .int, member: true) { v, _ in
             guard case .ip(let ip) = v[0] else { return .int(0) }
@@ -61,9 +61,9 @@ extension ExpressionFunctions {
             guard case .cidr(let network) = v[0], case .ip(let ip) = v[1] else { return .bool(false) }
             return .bool(network.contains(ip))
         },
-        overload("containsIP", [.cidr, .string], .bool, member: true) { v, _ throws(EvaluationError) in
+        overload("containsIP", [.cidr, .string], .bool, member: true) { v, run throws(EvaluationError) in
             guard case .cidr(let network) = v[0] else { return .bool(false) }
-            return .bool(network.contains(try address(v[1].string)))
+            return .bool(network.contains(try run.address(v[1].string)))
         },
         overload("containsCIDR", [.cidr, .cidr], .bool, member: true) { v, _ in
             guard case .cidr(let outer) = v[0], case .cidr(let inner) = v[1] else { return .bool(false) }

@@ -10,9 +10,10 @@ public final class ExpressionProgram: Sendable {
     }
 
     /// The expression's value over one query's facts, or why it has none. Each evaluation has its own
-    /// budget (`ExpressionLimits.evaluationCost`).
-    public func evaluate(_ facts: FactValues) -> Result<ExpressionValue, EvaluationError> {
+    /// budget (`ExpressionLimits.evaluationCost`); `facts` keeps what it parsed for the next rule.
+    public func evaluate(_ facts: inout FactValues) -> Result<ExpressionValue, EvaluationError> {
         var run = ExpressionRun(facts: facts)
+        defer { facts = run.facts }
         do {
             return .success(try run.value(of: root))
         } catch {
