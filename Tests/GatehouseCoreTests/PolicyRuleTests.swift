@@ -12,7 +12,7 @@ struct PolicyRuleTests {
     }
 
     func apply(_ rules: [CompiledRule], to builtIn: RiskVerdict = RiskVerdict(decision: .pass, score: 10, tags: [])) -> RiskVerdict {
-        RiskEngine.apply(rules, to: builtIn, facts: ExpressionTests.facts, thresholds: thresholds)
+        RiskEngine.apply(CompiledRuleSet(rules), to: builtIn, facts: ExpressionTests.facts, thresholds: thresholds)
     }
 
     @Test func anEnforcedTagAddsItsWeightAndAMonitoredOneOnlyItsOutcome() throws {

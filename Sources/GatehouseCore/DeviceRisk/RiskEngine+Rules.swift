@@ -4,7 +4,7 @@
 /// leaves its outcome. A rule whose evaluation fails applies nothing and leaves its error.
 extension RiskEngine {
     public static func apply(
-        _ rules: [CompiledRule],
+        _ rules: CompiledRuleSet,
         to builtIn: RiskVerdict,
         facts: [String: ExpressionValue],
         thresholds: EffectiveRiskRules
@@ -13,17 +13,17 @@ extension RiskEngine {
         var tags = builtIn.tags
         var decided: RiskDecision?
         var values = RuleVariables.layout.values(facts)
-        for compiled in rules {
-            let rule = compiled.rule
-            switch compiled.program.evaluate(&values) {
+        rules.evaluate(&values) { index, result in
+            let rule = rules.rules[index].rule
+            switch result {
             case .failure(let error):
                 outcomes.append(RuleOutcome(rule: rule.name, mode: rule.mode, effect: rule.effectText, error: error.message))
-                continue
+                return
             case .success(let value):
-                guard value == .bool(true) else { continue }
+                guard value == .bool(true) else { return }
             }
             outcomes.append(RuleOutcome(rule: rule.name, mode: rule.mode, effect: rule.effectText, error: nil))
-            guard rule.mode == .enforce else { continue }
+            guard rule.mode == .enforce else { return }
             switch rule.then {
             case .tag(let tag, let weight): tags.append(TagHit(tag: tag, reason: "The rule \(rule.name) matched.", weight: weight))
             case .decide(let decision): decided = [decided, decision].compactMap { $0 }.max(by: { $0.severity < $1.severity })

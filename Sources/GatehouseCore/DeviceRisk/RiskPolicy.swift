@@ -15,8 +15,8 @@ public struct RiskPolicy: Sendable {
     /// A policy judging every query beside this one, whose outcome is stored and never answered.
     public var shadow: ShadowPolicy?
     /// The rules that judge each registered event, worked out once per read of the policy, not per query.
-    private let rulesByEvent: [Int: [CompiledRule]]
-    private let appRules: [CompiledRule]
+    private let rulesByEvent: [Int: CompiledRuleSet]
+    private let appRules: CompiledRuleSet
 
     public init(
         rules: [Int: RiskRules],
@@ -28,10 +28,10 @@ public struct RiskPolicy: Sendable {
     ) {
         self.compiledRules = compiledRules
         self.version = version
-        appRules = compiledRules.filter { $0.rule.eventID == nil }
-        var byEvent: [Int: [CompiledRule]] = [:]
+        appRules = CompiledRuleSet(compiledRules.filter { $0.rule.eventID == nil })
+        var byEvent: [Int: CompiledRuleSet] = [:]
         for event in events {
-            byEvent[event] = compiledRules.filter { $0.rule.eventID == nil || $0.rule.eventID?.rawValue == event }
+            byEvent[event] = CompiledRuleSet(compiledRules.filter { $0.rule.eventID == nil || $0.rule.eventID?.rawValue == event })
         }
         rulesByEvent = byEvent
         self.rules = rules
@@ -44,7 +44,7 @@ public struct RiskPolicy: Sendable {
     public static let none = RiskPolicy(rules: [:], listEntries: [], events: [], attesters: [])
 
     /// The policy rules that judge one event's queries: the app's and the event's own, in name order.
-    public func policyRules(for event: EventID) -> [CompiledRule] {
+    public func policyRules(for event: EventID) -> CompiledRuleSet {
         rulesByEvent[event.rawValue] ?? appRules
     }
 

@@ -7,18 +7,18 @@ final class BinaryNode: ExpressionNode {
     }
 
     let operation: Operator
-    let left: any ExpressionNode
-    let right: any ExpressionNode
+    let left: ExpressionNode
+    let right: ExpressionNode
     /// The comparison's overloads, for operands that are not both ints.
     let overloads: OverloadSet
-    init(_ operation: Operator, left: any ExpressionNode, right: any ExpressionNode, overloads: OverloadSet) {
+    init(_ operation: Operator, left: ExpressionNode, right: ExpressionNode, overloads: OverloadSet) {
         self.operation = operation
         self.left = left
         self.right = right
         self.overloads = overloads
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         let a = try run.value(of: left)
         let b = try run.value(of: right)
         switch operation {
@@ -41,22 +41,26 @@ final class BinaryNode: ExpressionNode {
 /// the arguments are evaluated in order, then applied.
 final class CallNode: ExpressionNode {
     enum Function {
-        case not, index, size, dyn
-        case overloaded(OverloadSet)
+        case not, index, size, dyn, overloaded
     }
 
     let function: Function
     /// The target first, when called as a method.
-    let operands: [any ExpressionNode]
-    init(_ function: Function, operands: [any ExpressionNode]) {
+    let operands: NodeList
+    /// The function's overloads (none for the operations the evaluator does itself).
+    let overloads: OverloadSet
+    init(_ function: Function, operands: [ExpressionNode], overloads: OverloadSet) {
         self.function = function
-        self.operands = operands
+        self.operands = NodeList(operands)
+        self.overloads = overloads
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    deinit { operands.deallocate() }
+
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         var values: [ExpressionValue] = []
         values.reserveCapacity(operands.count)
-        for operand in operands { values.append(try run.value(of: operand)) }
+        for operand in operands.references { values.append(try run.value(of: operand)) }
         switch function {
         case .not:
             guard case .bool(let b) = values[0] else { throw EvaluationError("no such overload: !\(values[0].type)") }
@@ -64,27 +68,94 @@ final class CallNode: ExpressionNode {
         case .index: return try ExpressionRun.index(values[0], values[1])
         case .size: return try ExpressionRun.size(values[0])
         case .dyn: return values[0]
-        case .overloaded(let overloads): return try overloads.apply(values, &run)
+        case .overloaded: return try overloads.apply(values, &run)
         }
     }
 }
 
 /// The overloads of one function that take its number of operands, called as it is called (a method
-/// or not): the first whose parameters the values are of applies.
-struct OverloadSet: Sendable {
+/// or not): the first whose parameters the values are of applies. Held as plain values (the kinds of
+/// the parameters and the implementation, which captures nothing), so that matching and calling one
+/// writes to nothing the threads share (`ExpressionNode`).
+final class OverloadSet: @unchecked Sendable {
+    struct Candidate {
+        let parameters: (ValueKind, ValueKind, ValueKind)
+        let apply: ExpressionOverload.Apply
+    }
+
     let function: String
-    let candidates: [ExpressionOverload]
+    let candidates: UnsafeMutableBufferPointer<Candidate>
 
     init(_ function: String, member: Bool, operands: Int) {
         self.function = function
-        candidates = (ExpressionFunctions.byName[function] ?? []).filter { $0.member == member && $0.parameters.count == operands }
+        let matching = (ExpressionFunctions.byName[function] ?? []).filter { $0.member == member && $0.parameters.count == operands }
+        candidates = .allocate(capacity: matching.count)
+        _ = candidates.initialize(
+            from: matching.map { overload in
+                precondition(overload.parameters.count <= 3, "an overload of more than three parameters")
+                let kinds = overload.parameters.map(ValueKind.init) + [.any, .any, .any]
+                return Candidate(parameters: (kinds[0], kinds[1], kinds[2]), apply: overload.apply)
+            }
+        )
     }
 
+    deinit { candidates.deallocate() }
+
     func apply(_ values: [ExpressionValue], _ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
-        guard let overload = candidates.first(where: { zip($0.parameters, values).allSatisfy { $1.isOf($0) } }) else {
-            let kinds = values.map(\.type.description).joined(separator: ", ")
-            throw EvaluationError("found no matching overload for '\(function)' applied to (\(kinds))")
+        let first = values.count > 0 ? values[0].kind : .any
+        let second = values.count > 1 ? values[1].kind : .any
+        let third = values.count > 2 ? values[2].kind : .any
+        for index in candidates.indices {
+            let parameters = candidates[index].parameters
+            guard parameters.0.takes(first), parameters.1.takes(second), parameters.2.takes(third) else { continue }
+            return try candidates[index].apply(values, &run)
         }
-        return try overload.apply(values, &run)
+        let shown = values.map(\.type.description).joined(separator: ", ")
+        throw EvaluationError("found no matching overload for '\(function)' applied to (\(shown))")
+    }
+}
+
+/// What kind of value a parameter takes (`ExpressionValue.isOf`, without the type's payload): any, or
+/// one kind; a list or map whatever its elements. No overload takes a group of facts.
+enum ValueKind: UInt8 {
+    case any, bool, int, double, string, null, timestamp, duration, ip, cidr, list, map, object
+
+    init(_ type: ExpressionType) {
+        switch type {
+        case .dyn: self = .any
+        case .bool: self = .bool
+        case .int: self = .int
+        case .double: self = .double
+        case .string: self = .string
+        case .null: self = .null
+        case .timestamp: self = .timestamp
+        case .duration: self = .duration
+        case .ip: self = .ip
+        case .cidr: self = .cidr
+        case .list: self = .list
+        case .map: self = .map
+        case .object: self = .object
+        }
+    }
+
+    func takes(_ kind: ValueKind) -> Bool { self == .any || self == kind }
+}
+
+extension ExpressionValue {
+    var kind: ValueKind {
+        switch self {
+        case .bool: .bool
+        case .int: .int
+        case .double: .double
+        case .string: .string
+        case .null: .null
+        case .timestamp: .timestamp
+        case .duration: .duration
+        case .ip: .ip
+        case .cidr: .cidr
+        case .list: .list
+        case .map: .map
+        case .object: .object
+        }
     }
 }

@@ -65,7 +65,7 @@ struct ExpressionRun {
     mutating func comprehension(
         _ macro: RuleExpression.Macro,
         range: ExpressionValue,
-        body: any ExpressionNode
+        body: ExpressionNode
     ) throws(EvaluationError) -> ExpressionValue {
         guard case .list(let elements) = range else { throw EvaluationError("no such overload: a comprehension over \(range.type)") }
         var matched = 0
@@ -98,9 +98,9 @@ struct ExpressionRun {
 
     /// `&&` (decided by false) or `||` (decided by true) over every operand, left to right until one
     /// decides; an error stands only if none does.
-    mutating func logical(decidedBy decisive: Bool, _ operands: [any ExpressionNode]) throws(EvaluationError) -> ExpressionValue {
+    mutating func logical(decidedBy decisive: Bool, _ operands: NodeList) throws(EvaluationError) -> ExpressionValue {
         var failure: EvaluationError?
-        for operand in operands {
+        for operand in operands.references {
             do throws(EvaluationError) {
                 guard case .bool(let b) = try value(of: operand) else {
                     throw EvaluationError("no such overload: a logical operand that is not a bool")

@@ -80,15 +80,14 @@ enum ExpressionFunctions {
         },
     ]
 
+    /// Each implementation captures nothing (`OverloadSet` copies them on every call).
     static let comparisons: [ExpressionOverload] = [ExpressionType.bool, .int, .double, .string, .timestamp, .duration].flatMap { type in
-        [("_<_", [true, false, false]), ("_<=_", [true, true, false]), ("_>_", [false, false, true]), ("_>=_", [false, true, true])].map {
-            let outcomes = $0.1
-            return overload($0.0, [type, type], .bool) { v, _ throws(EvaluationError) in
-                // The outcome for less, equal and greater, in that order.
-                guard let order = ExpressionValue.order(v[0], v[1]) else { return .bool(false) }
-                return .bool(outcomes[order + 1])
-            }
-        }
+        [
+            overload("_<_", [type, type], .bool) { v, _ in .bool(ExpressionValue.order(v[0], v[1]).map { $0 < 0 } ?? false) },
+            overload("_<=_", [type, type], .bool) { v, _ in .bool(ExpressionValue.order(v[0], v[1]).map { $0 <= 0 } ?? false) },
+            overload("_>_", [type, type], .bool) { v, _ in .bool(ExpressionValue.order(v[0], v[1]).map { $0 > 0 } ?? false) },
+            overload("_>=_", [type, type], .bool) { v, _ in .bool(ExpressionValue.order(v[0], v[1]).map { $0 >= 0 } ?? false) },
+        ]
     }
 }
 

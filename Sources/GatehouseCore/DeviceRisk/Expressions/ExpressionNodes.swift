@@ -1,23 +1,54 @@
-/// A compiled expression's nodes (`ExpressionProgram` builds them from a checked tree). Each is a final
-/// class that evaluates itself: a walk over an `indirect enum` retained and released every child it
-/// took out of its parent, at every node of every rule of every query; a class's `let` children are
-/// only borrowed. Names, slots and overloads are worked out once, when the rule is compiled.
-protocol ExpressionNode: AnyObject, Sendable {
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue
+/// A compiled expression's node (`ExpressionProgram` builds them from a checked tree): each kind is a
+/// final subclass that evaluates itself. A walk over an `indirect enum` retained and released every
+/// child it took out of its parent. Nodes are shared by every thread that judges the app's queries, so
+/// each of those reference counts moved the node's cache line from one core to the other: evaluation
+/// writes nothing to a node (children are `let`, lists `NodeList`), and names, slots and overloads are
+/// worked out once, when the rule is compiled. bench/micro measures it with a second thread judging.
+class ExpressionNode: @unchecked Sendable {
+    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+        preconditionFailure("every kind of node evaluates itself")
+    }
+}
+
+/// A node's operands, walked without touching their reference counts: iterating an array of nodes
+/// retains and releases each one (and the array), and the nodes are shared between threads. `nodes`
+/// keeps them alive; the node that holds the list deallocates `references` when it goes.
+struct NodeList {
+    let nodes: [ExpressionNode]
+    let references: UnsafeMutableBufferPointer<Unmanaged<ExpressionNode>>
+
+    init(_ nodes: [ExpressionNode]) {
+        self.nodes = nodes
+        references = .allocate(capacity: nodes.count)
+        _ = references.initialize(from: nodes.map { Unmanaged.passUnretained($0) })
+    }
+
+    var count: Int { references.count }
+
+    func deallocate() { references.deallocate() }
 }
 
 extension ExpressionRun {
     /// Every node visited costs one step of the budget.
-    mutating func value(of node: any ExpressionNode) throws(EvaluationError) -> ExpressionValue {
+    mutating func value(of node: ExpressionNode) throws(EvaluationError) -> ExpressionValue {
         try budget.spend(1)
         return try node.evaluate(&self)
+    }
+
+    /// The same for a node of a `NodeList`, borrowed.
+    mutating func value(of reference: Unmanaged<ExpressionNode>) throws(EvaluationError) -> ExpressionValue {
+        try budget.spend(1)
+        let result = reference._withUnsafeGuaranteedRef { node in
+            Result { () throws(EvaluationError) in try node.evaluate(&self) }
+        }
+        return try result.get()
     }
 }
 
 final class ConstantNode: ExpressionNode {
     let value: ExpressionValue
     init(_ value: ExpressionValue) { self.value = value }
-    func evaluate(_ run: inout ExpressionRun) -> ExpressionValue { value }
+    override func evaluate(_ run: inout ExpressionRun) -> ExpressionValue { value }
 }
 
 /// A variable: its slot, or (`slot` nil) a name the layout does not hold, which has no value.
@@ -29,7 +60,7 @@ final class VariableNode: ExpressionNode {
         self.slot = slot
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         guard let slot, let value = run.facts.slots[slot] else { throw EvaluationError("no value for '\(name)'") }
         return value
     }
@@ -39,7 +70,7 @@ final class VariableNode: ExpressionNode {
 final class LocalNode: ExpressionNode {
     let depth: Int
     init(depth: Int) { self.depth = depth }
-    func evaluate(_ run: inout ExpressionRun) -> ExpressionValue { run.locals[depth] }
+    override func evaluate(_ run: inout ExpressionRun) -> ExpressionValue { run.locals[depth] }
 }
 
 /// `variable.field` (or `has(variable.field)`) of a group of facts, read from the field's own slot. An
@@ -56,27 +87,27 @@ final class FactFieldNode: ExpressionNode {
         self.test = test
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         // The two steps the tree has (the variable, then its field), so that the budget counts as it did.
         try run.budget.spend(1)
-        let group = try variable.evaluate(&run)
+        // A filled field's slot means its group is there too (`FactLayout.values` fills both).
         if let value = run.facts.slots[slot] { return test ? .bool(true) : value }
-        return try SelectNode.select(field, of: group, test: test)
+        return try SelectNode.select(field, of: try variable.evaluate(&run), test: test)
     }
 }
 
 /// `operand.field`, or `has(operand.field)`.
 final class SelectNode: ExpressionNode {
-    let operand: any ExpressionNode
+    let operand: ExpressionNode
     let field: String
     let test: Bool
-    init(operand: any ExpressionNode, field: String, test: Bool) {
+    init(operand: ExpressionNode, field: String, test: Bool) {
         self.operand = operand
         self.field = field
         self.test = test
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         try Self.select(field, of: try run.value(of: operand), test: test)
     }
 
@@ -89,27 +120,37 @@ final class SelectNode: ExpressionNode {
 }
 
 final class ListNode: ExpressionNode {
-    let elements: [any ExpressionNode]
-    init(_ elements: [any ExpressionNode]) { self.elements = elements }
+    let elements: NodeList
+    init(_ elements: [ExpressionNode]) { self.elements = NodeList(elements) }
+    deinit { elements.deallocate() }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         var values: [ExpressionValue] = []
         values.reserveCapacity(elements.count)
-        for element in elements { values.append(try run.value(of: element)) }
+        for element in elements.references { values.append(try run.value(of: element)) }
         return .list(values)
     }
 }
 
 final class MapNode: ExpressionNode {
-    let entries: [(key: any ExpressionNode, value: any ExpressionNode)]
-    init(_ entries: [(key: any ExpressionNode, value: any ExpressionNode)]) { self.entries = entries }
+    let keys: NodeList
+    let values: NodeList
+    init(_ entries: [(key: ExpressionNode, value: ExpressionNode)]) {
+        keys = NodeList(entries.map(\.key))
+        values = NodeList(entries.map(\.value))
+    }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    deinit {
+        keys.deallocate()
+        values.deallocate()
+    }
+
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         var map: [ExpressionValue.MapKey: ExpressionValue] = [:]
-        for entry in entries {
-            guard let key = try run.value(of: entry.key).mapKey else { throw EvaluationError("unsupported key type") }
+        for (key, value) in zip(keys.references, values.references) {
+            guard let key = try run.value(of: key).mapKey else { throw EvaluationError("unsupported key type") }
             guard map[key] == nil else { throw EvaluationError("duplicate map key") }
-            map[key] = try run.value(of: entry.value)
+            map[key] = try run.value(of: value)
         }
         return .map(map)
     }
@@ -118,15 +159,15 @@ final class MapNode: ExpressionNode {
 /// `range.all(variable, body)` and the other macros; the variable is `LocalNode(depth:)` in the body.
 final class ComprehensionNode: ExpressionNode {
     let macro: RuleExpression.Macro
-    let range: any ExpressionNode
-    let body: any ExpressionNode
-    init(macro: RuleExpression.Macro, range: any ExpressionNode, body: any ExpressionNode) {
+    let range: ExpressionNode
+    let body: ExpressionNode
+    init(macro: RuleExpression.Macro, range: ExpressionNode, body: ExpressionNode) {
         self.macro = macro
         self.range = range
         self.body = body
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         try run.comprehension(macro, range: try run.value(of: range), body: body)
     }
 }
@@ -134,28 +175,30 @@ final class ComprehensionNode: ExpressionNode {
 /// `&&` (decided by false) or `||` (decided by true) over its operands.
 final class LogicalNode: ExpressionNode {
     let decisive: Bool
-    let operands: [any ExpressionNode]
-    init(decisive: Bool, operands: [any ExpressionNode]) {
+    let operands: NodeList
+    init(decisive: Bool, operands: [ExpressionNode]) {
         self.decisive = decisive
-        self.operands = operands
+        self.operands = NodeList(operands)
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    deinit { operands.deallocate() }
+
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         try run.logical(decidedBy: decisive, operands)
     }
 }
 
 final class ConditionalNode: ExpressionNode {
-    let condition: any ExpressionNode
-    let then: any ExpressionNode
-    let otherwise: any ExpressionNode
-    init(condition: any ExpressionNode, then: any ExpressionNode, otherwise: any ExpressionNode) {
+    let condition: ExpressionNode
+    let then: ExpressionNode
+    let otherwise: ExpressionNode
+    init(condition: ExpressionNode, then: ExpressionNode, otherwise: ExpressionNode) {
         self.condition = condition
         self.then = then
         self.otherwise = otherwise
     }
 
-    func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
+    override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         guard case .bool(let holds) = try run.value(of: condition) else { throw EvaluationError("a condition that is not a bool") }
         return try run.value(of: holds ? then : otherwise)
     }

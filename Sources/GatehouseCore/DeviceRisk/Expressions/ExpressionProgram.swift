@@ -2,7 +2,7 @@
 /// name resolved to a fact's slot (`FactLayout`) or a comprehension's variable, and each call to its
 /// operation and the overloads that could take it. A rule is compiled once; a query evaluates it.
 public final class ExpressionProgram: Sendable {
-    let root: any ExpressionNode
+    let root: ExpressionNode
 
     public init(_ expression: RuleExpression, layout: FactLayout) {
         var compiler = ExpressionCompiler(layout: layout)
@@ -29,7 +29,7 @@ private struct ExpressionCompiler {
 
     init(layout: FactLayout) { self.layout = layout }
 
-    mutating func node(_ expression: RuleExpression) -> any ExpressionNode {
+    mutating func node(_ expression: RuleExpression) -> ExpressionNode {
         switch expression {
         case .literal(let literal, _):
             switch literal {
@@ -62,12 +62,12 @@ private struct ExpressionCompiler {
         }
     }
 
-    func variable(_ name: String) -> any ExpressionNode {
+    func variable(_ name: String) -> ExpressionNode {
         if let depth = bound.lastIndex(of: name) { return LocalNode(depth: depth) }
         return VariableNode(name: name, slot: layout.variables[name])
     }
 
-    mutating func call(_ function: String, target: RuleExpression?, arguments: [RuleExpression]) -> any ExpressionNode {
+    mutating func call(_ function: String, target: RuleExpression?, arguments: [RuleExpression]) -> ExpressionNode {
         let binary: [String: BinaryNode.Operator] = [
             "_==_": .equal, "_!=_": .notEqual, "@in": .in, "_<_": .less, "_<=_": .lessOrEqual, "_>_": .greater, "_>=_": .greaterOrEqual,
         ]
@@ -87,8 +87,9 @@ private struct ExpressionCompiler {
         case "_[_]": compiled = .index
         case "size" where operands.count == 1: compiled = .size
         case "dyn" where target == nil && operands.count == 1: compiled = .dyn
-        default: compiled = .overloaded(OverloadSet(function, member: target != nil, operands: operands.count))
+        default: compiled = .overloaded
         }
-        return CallNode(compiled, operands: operands)
+        let overloads = OverloadSet(compiled == .overloaded ? function : "", member: target != nil, operands: operands.count)
+        return CallNode(compiled, operands: operands, overloads: overloads)
     }
 }

@@ -38,21 +38,21 @@ extension ExpressionFunctions {
         overload("getMinutes", [.duration], .int, member: true) { v, _ in .int(v[0].nanoseconds / 60_000_000_000) },
         overload("getSeconds", [.duration], .int, member: true) { v, _ in .int(v[0].nanoseconds / 1_000_000_000) },
         overload("getMilliseconds", [.duration], .int, member: true) { v, _ in .int(v[0].nanoseconds / 1_000_000) },
-        calendar("getFullYear") { $0.year },
-        calendar("getMonth") { $0.month - 1 },
-        calendar("getDate") { $0.day },
-        calendar("getDayOfMonth") { $0.day - 1 },
-        calendar("getDayOfWeek") { $0.weekday },
-        calendar("getHours") { $0.hour },
-        calendar("getMinutes") { $0.minute },
-        calendar("getSeconds") { $0.second },
+        overload("getFullYear", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.year } },
+        overload("getMonth", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.month - 1 } },
+        overload("getDate", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.day } },
+        overload("getDayOfMonth", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.day - 1 } },
+        overload("getDayOfWeek", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.weekday } },
+        overload("getHours", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.hour } },
+        overload("getMinutes", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.minute } },
+        overload("getSeconds", [.timestamp], .int, member: true) { v, _ in civil(v[0]) { $0.second } },
     ]
 
-    static func calendar(_ name: String, _ field: @escaping @Sendable (RFC3339.CivilTime) -> Int) -> ExpressionOverload {
-        overload(name, [.timestamp], .int, member: true) { v, _ in
-            guard case .timestamp(let t) = v[0] else { return .int(0) }
-            return .int(Int64(field(RFC3339.civil(seconds: t.seconds))))
-        }
+    /// A field of a timestamp's UTC calendar date and time. (Each accessor is a closure of its own that
+    /// captures nothing, which `OverloadSet` relies on.)
+    static func civil(_ stamp: ExpressionValue, _ field: (RFC3339.CivilTime) -> Int) -> ExpressionValue {
+        guard case .timestamp(let t) = stamp else { return .int(0) }
+        return .int(Int64(field(RFC3339.civil(seconds: t.seconds))))
     }
 
     static func shift(_ stamp: ExpressionValue, by span: ExpressionValue, sign: Int64) throws(EvaluationError) -> Timestamp {

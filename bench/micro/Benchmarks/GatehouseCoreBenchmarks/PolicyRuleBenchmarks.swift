@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
 import GatehouseCore
+import Synchronization
 
 // Issue 32's bound: 200 rules add at most 10% to a risk query. Each kind of rule bench/run installs
 // (bench/bench.py's policy_rule, the same texts), evaluated alone over one query's facts; the facts a
@@ -67,6 +68,28 @@ func policyRuleBenchmarks() {
             blackHole(RiskEngine.verdict(judged, policy: ruled, thresholds: thresholds))
         }
     }
+    // The server judges queries on every core at once, with one copy of the app's rules: a second
+    // thread judging beside the measured one shows what sharing them costs (each reference counted on
+    // one core and read on the other moves its cache line between them). Its own copy of the rules
+    // beside it is the same work without the sharing.
+    let ownCopy = RiskPolicy(
+        rules: [:],
+        listEntries: [],
+        events: [3301],
+        attesters: [],
+        compiledRules: (0..<200).map { try! benchPolicyRule($0).compiled() }
+    )
+    for (name, other) in [("the same rules", ruled), ("its own copy", ownCopy)] {
+        let beside = BesideThread { blackHole(RiskEngine.verdict(judged, policy: other, thresholds: thresholds)) }
+        Benchmark(
+            "risk verdict, bench/run's 200 policy rules, another thread judging with \(name)",
+            configuration: .init(setup: { beside.start() }, teardown: { beside.stop() })
+        ) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(RiskEngine.verdict(judged, policy: ruled, thresholds: thresholds))
+            }
+        }
+    }
     Benchmark("policy rule facts (once per query)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(RuleVariables.layout.values(RuleFacts.values(judged, listHits: [], verdict: builtIn)))
@@ -81,5 +104,28 @@ func policyRuleBenchmarks() {
                 blackHole(rule.program.evaluate(&values))
             }
         }
+    }
+}
+
+/// Runs `work` in a loop on a thread of its own between `start()` and `stop()`.
+final class BesideThread: Sendable {
+    let work: @Sendable () -> Void
+    let running = Atomic<Bool>(false)
+    let stopped = Atomic<Bool>(true)
+
+    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+
+    func start() {
+        running.store(true, ordering: .sequentiallyConsistent)
+        stopped.store(false, ordering: .sequentiallyConsistent)
+        Thread.detachNewThread { [self] in
+            while running.load(ordering: .relaxed) { work() }
+            stopped.store(true, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    func stop() {
+        running.store(false, ordering: .sequentiallyConsistent)
+        while !stopped.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
     }
 }
