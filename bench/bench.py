@@ -290,7 +290,7 @@ def main():
     duration = 2 if arguments.smoke else arguments.duration
     connections = arguments.connections
     # Enough single-use requests that no thread runs out at the rates seen here.
-    volume = 6000 if arguments.smoke else 120000
+    volume = 15000 if arguments.smoke else 120000
     work = tempfile.mkdtemp(prefix="gatehouse-bench-")
     os.chmod(work, 0o755)  # the cluster runs as postgres when this runs as root
     cluster = Cluster(work)
@@ -347,8 +347,9 @@ def main():
 
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
         write_lines(os.path.join(work, "fresh.txt"), [issuance(volume + number) for number in range(volume)])
-        # Enough for the four risk-query steps (each a share of them, below).
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, 3 * duration)
+        # Enough for the six risk-query steps (each a share of them, below); the smoke run's debug build
+        # mints slower, for longer.
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (6 if arguments.smoke else 4) * duration)
         tokens = []
         for name in sorted(os.listdir(work)):
             if name.startswith("ztokens."):
@@ -415,44 +416,56 @@ def main():
             measured["cpu_us"] = 1e6 * (cpu_seconds(server.process.pid) - before) / max(1, measured["requests"])
             return measured
 
-        # Two sevenths for the query at full rate, one for the paced one, two for the query with rules
-        # and two for the query without them again.
-        half, quarter = len(tokens) * 2 // 7, len(tokens) // 7
-        write_lines(os.path.join(work, "query.txt"), [query(token) for token in tokens[:half]])
-        queried = server_cpu(lambda: wrk(server.url, [os.path.join(work, "query.txt"), ""], connections, duration))
+        # Tokens: a tenth for the paced query, and equal shares for the five full-rate steps (the query,
+        # then with rules, without, with, without: 4a below).
+        paced_share = len(tokens) // 10
+        share = (len(tokens) - paced_share) // 5
+        shares = [tokens[paced_share + n * share:paced_share + (n + 1) * share] for n in range(5)]
+
+        def query_step(name, step_tokens):
+            write_lines(os.path.join(work, name), [query(token) for token in step_tokens])
+            return server_cpu(lambda: wrk(server.url, [os.path.join(work, name), ""], connections, duration))
+
+        queried = query_step("query.txt", shares[0])
         lookups_peak = settled_ztoken_lookups(server)
         # The same with a pause per connection that keeps the rate at or under half the peak, for the p99 there.
         pause_ms = max(1, round(1000 * connections / (queried["rate"] / 2)))
-        write_lines(os.path.join(work, "query-half.txt"), [query(token) for token in tokens[half:half + quarter]])
+        write_lines(os.path.join(work, "query-half.txt"), [query(token) for token in tokens[:paced_share]])
         at_half = wrk(server.url, [os.path.join(work, "query-half.txt"), ""], connections, duration, pause_ms)
         record("risk query (POST /v1/risk/query)", queried, "pgbench INSERT", insert_tps)
         queried["note"] = "%.2fx pgbench running its statements" % (queried["rate"] / risk_tps)
         record("risk query paced to at most half that rate", at_half, None, None)
 
-        # 4a. The same query judged by 200 policy rules (issue 32's bound: at least 0.9x of none), between
-        # the query without them and the same again: their mean is its floor, so that a database that
-        # grows over the steps, or a neighbour's load, does not count against whichever comes last.
-        install_policy_rules(server, app)
-        ruled_tokens, again_tokens = tokens[half + quarter:2 * half + quarter], tokens[2 * half + quarter:]
-        write_lines(os.path.join(work, "query-rules.txt"), [query(token) for token in ruled_tokens])
-        # GATEHOUSE_BENCH_PERF=FILE: a CPU profile of the server during this step (perf's software clock,
-        # the only event this machine's perf has), for `perf report -i FILE`. Its call-graph sampling
-        # runs in the server's own time (2026-11-26: 1220 µs of server CPU a query profiled, 676 not),
-        # so a profiled run's ratio says nothing of the rules and it writes nothing.
+        # 4a. The same query judged by 200 policy rules (issue 32's bound: at least 0.9x of none), twice,
+        # each between runs without them: the floor is the mean of the three without, the rate the mean
+        # of the two with. On this machine the rate without rules moves by a tenth from one 10 s step to
+        # the next, which a single pair of steps would count for or against the rules.
+        # GATEHOUSE_BENCH_PERF=FILE: a CPU profile of the server during the first step with rules (perf's
+        # software clock, the only event this machine's perf has), for `perf report -i FILE`. Its
+        # call-graph sampling runs in the server's own time (2026-11-26: 1220 µs of server CPU a query
+        # profiled, 676 not), so a profiled run's ratio says nothing of the rules and it writes nothing.
         profile = os.environ.get("GATEHOUSE_BENCH_PERF")
-        profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
-                                     "sleep", str(duration)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if profile else None
-        ruled = server_cpu(lambda: wrk(server.url, [os.path.join(work, "query-rules.txt"), ""], connections, duration))
-        if profiler:
-            profiler.wait()
-        remove_policy_rules(server, app)
-        write_lines(os.path.join(work, "query-again.txt"), [query(token) for token in again_tokens])
-        again = server_cpu(lambda: wrk(server.url, [os.path.join(work, "query-again.txt"), ""], connections, duration))
-        without = (queried["rate"] + again["rate"]) / 2
-        ruled["note"] = "server CPU %.0f µs a query with the rules, %.0f and %.0f µs without" % (
-            ruled["cpu_us"], queried["cpu_us"], again["cpu_us"])
-        record("risk query with 200 policy rules", ruled, "risk query without (mean of before and after)", without)
-        record("risk query without rules, again", again, "risk query without", queried["rate"])
+        without, ruled_steps = [queried], []
+        for round_number in range(2):
+            install_policy_rules(server, app)
+            profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
+                                         "sleep", str(duration)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) \
+                if profile and round_number == 0 else None
+            ruled_steps.append(query_step("query-rules-%d.txt" % round_number, shares[1 + 2 * round_number]))
+            if profiler:
+                profiler.wait()
+            remove_policy_rules(server, app)
+            without.append(query_step("query-again-%d.txt" % round_number, shares[2 + 2 * round_number]))
+        ruled = dict(ruled_steps[0])
+        ruled["rate"] = sum(step["rate"] for step in ruled_steps) / len(ruled_steps)
+        ruled["requests"] = sum(step["requests"] for step in ruled_steps)
+        ruled["non2xx"] = sum(step["non2xx"] for step in ruled_steps)
+        ruled["errors"] = sum(step["errors"] for step in ruled_steps)
+        without_rate = sum(step["rate"] for step in without) / len(without)
+        ruled["note"] = "steps without rules %s req/s, with %s; server CPU a query without %s µs, with %s; latency of the first with" % (
+            ", ".join("%.0f" % step["rate"] for step in without), ", ".join("%.0f" % step["rate"] for step in ruled_steps),
+            ", ".join("%.0f" % step["cpu_us"] for step in without), ", ".join("%.0f" % step["cpu_us"] for step in ruled_steps))
+        record("risk query with 200 policy rules (mean of 2 steps)", ruled, "risk query without (mean of 3 steps around them)", without_rate)
 
         # 4b. History growth (issue 21): the risk query's cost while an attack's history fills the
         # velocity windows of the query's address and account.
@@ -519,10 +532,12 @@ def main():
         print("\nmemory: %.1f MiB idle, %.1f MiB peak (reached by: %s); ready %.3f s after start"
               % (idle_rss / 1024, peak_rss / 1024, peak_step, server.ready_seconds))
         problems = ["%s: %d answers not 2xx" % (name, count) for name, count in failures.items() if count]
-        if (queried["requests"] > half or at_half["requests"] > quarter or ruled["requests"] > len(ruled_tokens)
-                or again["requests"] > len(again_tokens)):
-            problems.append("risk query: %d, %d, %d and %d requests for %d ztokens (some were replays)"
-                            % (queried["requests"], at_half["requests"], ruled["requests"], again["requests"], len(tokens)))
+        full_rate = without + ruled_steps
+        problems += ["risk query step %d: %d answers not 2xx" % (number, step["non2xx"] + step["errors"])
+                     for number, step in enumerate(full_rate) if step["non2xx"] + step["errors"]]
+        if at_half["requests"] > paced_share or any(step["requests"] > share for step in full_rate):
+            problems.append("risk query: %s and %d paced requests for %d ztokens (some were replays)"
+                            % (", ".join(str(step["requests"]) for step in full_rate), at_half["requests"], len(tokens)))
         if lookups_peak < queried["requests"] or lookups_before < queried["requests"] + at_half["requests"]:
             problems.append("only %d of %d risk queries looked up their ztoken (the others were refused early)"
                             % (lookups_before, queried["requests"] + at_half["requests"]))
