@@ -416,17 +416,20 @@ def main():
             measured["cpu_us"] = 1e6 * (cpu_seconds(server.process.pid) - before) / max(1, measured["requests"])
             return measured
 
-        # Tokens: a tenth for the paced query, and equal shares for the five full-rate steps (the query,
-        # then with rules, without, with, without: 4a below).
+        # Tokens: a tenth for the paced query, the rest by time for the query's step and the steps of 4a
+        # (half as long each).
+        step_seconds = max(1, duration // 2)
         paced_share = len(tokens) // 10
-        share = (len(tokens) - paced_share) // 5
-        shares = [tokens[paced_share + n * share:paced_share + (n + 1) * share] for n in range(5)]
+        per_second = (len(tokens) - paced_share) // (duration + (2 * POLICY_ROUNDS + 1) * step_seconds)
+        first_share, share = per_second * duration, per_second * step_seconds
+        shares = [tokens[paced_share + first_share + n * share:paced_share + first_share + (n + 1) * share]
+                  for n in range(2 * POLICY_ROUNDS + 1)]
 
-        def query_step(name, step_tokens):
+        def query_step(name, step_tokens, seconds):
             write_lines(os.path.join(work, name), [query(token) for token in step_tokens])
-            return server_cpu(lambda: wrk(server.url, [os.path.join(work, name), ""], connections, duration))
+            return server_cpu(lambda: wrk(server.url, [os.path.join(work, name), ""], connections, seconds))
 
-        queried = query_step("query.txt", shares[0])
+        queried = query_step("query.txt", tokens[paced_share:paced_share + first_share], duration)
         lookups_peak = settled_ztoken_lookups(server)
         # The same with a pause per connection that keeps the rate at or under half the peak, for the p99 there.
         pause_ms = max(1, round(1000 * connections / (queried["rate"] / 2)))
@@ -436,36 +439,44 @@ def main():
         queried["note"] = "%.2fx pgbench running its statements" % (queried["rate"] / risk_tps)
         record("risk query paced to at most half that rate", at_half, None, None)
 
-        # 4a. The same query judged by 200 policy rules (issue 32's bound: at least 0.9x of none), twice,
-        # each between runs without them: the floor is the mean of the three without, the rate the mean
-        # of the two with. On this machine the rate without rules moves by a tenth from one 10 s step to
-        # the next, which a single pair of steps would count for or against the rules.
+        # 4a. The same query judged by 200 policy rules (issue 32's bound: at least 0.9x of none). On this
+        # machine the rate without rules moves by a tenth from one 10 s step to the next, which a single
+        # pair of steps would count for or against the rules: so steps half as long alternate, without
+        # rules, with them, and so on, ending without; the ratio is of the means. Restoring a version
+        # switches between the policy without the rules and with them in one change.
         # GATEHOUSE_BENCH_PERF=FILE: a CPU profile of the server during the first step with rules (perf's
         # software clock, the only event this machine's perf has), for `perf report -i FILE`. Its
         # call-graph sampling runs in the server's own time (2026-11-26: 1220 µs of server CPU a query
         # profiled, 676 not), so a profiled run's ratio says nothing of the rules and it writes nothing.
         profile = os.environ.get("GATEHOUSE_BENCH_PERF")
-        without, ruled_steps = [queried], []
-        for round_number in range(2):
-            install_policy_rules(server, app)
+        if newest_policy_version(server, app) == 0:
+            # Version 0 is the tables before any change, which no version holds: publish one.
+            assert server.admin("PUT", "/v1/admin/apps/%s/risk/policy-rules/bench-0" % app.key, policy_rule(0))[0] == 200
+            assert server.admin("DELETE", "/v1/admin/apps/%s/risk/policy-rules/bench-0" % app.key)[0] == 204
+        plain_version = newest_policy_version(server, app)
+        install_policy_rules(server, app)
+        ruled_version = newest_policy_version(server, app)
+        without, ruled_steps = [], []
+        for step in range(2 * POLICY_ROUNDS + 1):
+            with_rules = step % 2 == 1
+            restore_policy_version(server, app, ruled_version if with_rules else plain_version)
             profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
-                                         "sleep", str(duration)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) \
-                if profile and round_number == 0 else None
-            ruled_steps.append(query_step("query-rules-%d.txt" % round_number, shares[1 + 2 * round_number]))
+                                         "sleep", str(step_seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) \
+                if profile and step == 1 else None
+            measured = query_step("query-rules-%d.txt" % step, shares[step], step_seconds)
             if profiler:
                 profiler.wait()
-            remove_policy_rules(server, app)
-            without.append(query_step("query-again-%d.txt" % round_number, shares[2 + 2 * round_number]))
+            (ruled_steps if with_rules else without).append(measured)
         ruled = dict(ruled_steps[0])
+        for field in ("requests", "non2xx", "errors"):
+            ruled[field] = sum(step[field] for step in ruled_steps)
         ruled["rate"] = sum(step["rate"] for step in ruled_steps) / len(ruled_steps)
-        ruled["requests"] = sum(step["requests"] for step in ruled_steps)
-        ruled["non2xx"] = sum(step["non2xx"] for step in ruled_steps)
-        ruled["errors"] = sum(step["errors"] for step in ruled_steps)
         without_rate = sum(step["rate"] for step in without) / len(without)
-        ruled["note"] = "steps without rules %s req/s, with %s; server CPU a query without %s µs, with %s; latency of the first with" % (
-            ", ".join("%.0f" % step["rate"] for step in without), ", ".join("%.0f" % step["rate"] for step in ruled_steps),
+        ruled["note"] = "%d s steps without rules %s req/s, with %s; server CPU a query without %s µs, with %s; latency of the first with" % (
+            step_seconds, ", ".join("%.0f" % step["rate"] for step in without), ", ".join("%.0f" % step["rate"] for step in ruled_steps),
             ", ".join("%.0f" % step["cpu_us"] for step in without), ", ".join("%.0f" % step["cpu_us"] for step in ruled_steps))
-        record("risk query with 200 policy rules (mean of 2 steps)", ruled, "risk query without (mean of 3 steps around them)", without_rate)
+        record("risk query with 200 policy rules (mean of %d steps)" % len(ruled_steps), ruled,
+               "risk query without (mean of the %d steps around them)" % len(without), without_rate)
 
         # 4b. History growth (issue 21): the risk query's cost while an attack's history fills the
         # velocity windows of the query's address and account.
@@ -532,10 +543,11 @@ def main():
         print("\nmemory: %.1f MiB idle, %.1f MiB peak (reached by: %s); ready %.3f s after start"
               % (idle_rss / 1024, peak_rss / 1024, peak_step, server.ready_seconds))
         problems = ["%s: %d answers not 2xx" % (name, count) for name, count in failures.items() if count]
-        full_rate = without + ruled_steps
+        full_rate = [queried] + without + ruled_steps
         problems += ["risk query step %d: %d answers not 2xx" % (number, step["non2xx"] + step["errors"])
                      for number, step in enumerate(full_rate) if step["non2xx"] + step["errors"]]
-        if at_half["requests"] > paced_share or any(step["requests"] > share for step in full_rate):
+        if (at_half["requests"] > paced_share or queried["requests"] > first_share
+                or any(step["requests"] > share for step in without + ruled_steps)):
             problems.append("risk query: %s and %d paced requests for %d ztokens (some were replays)"
                             % (", ".join(str(step["requests"]) for step in full_rate), at_half["requests"], len(tokens)))
         if lookups_peak < queried["requests"] or lookups_before < queried["requests"] + at_half["requests"]:
@@ -566,6 +578,8 @@ def main():
 
 
 POLICY_RULES = 200
+# Pairs of steps without and with them, ending without (4a).
+POLICY_ROUNDS = 4
 
 
 def policy_rule(number):
@@ -593,9 +607,16 @@ def install_policy_rules(server, app):
     # Every instance applies a change within its copy's lifetime (2 s); this one at once.
 
 
-def remove_policy_rules(server, app):
-    for number in range(POLICY_RULES):
-        assert server.admin("DELETE", "/v1/admin/apps/%s/risk/policy-rules/bench-%d" % (app.key, number))[0] == 204
+def newest_policy_version(server, app):
+    status, page = server.admin("GET", "/v1/admin/apps/%s/risk/policy-versions?limit=1" % app.key)
+    assert status == 200, page
+    return page["items"][0]["version"] if page["items"] else 0
+
+
+def restore_policy_version(server, app, version):
+    """The app's policy as it was at `version`, in force on this instance at once (the change empties its cache)."""
+    status, answer = server.admin("POST", "/v1/admin/apps/%s/risk/policy-versions/%d/restore" % (app.key, version))
+    assert status == 200, answer
 
 
 def version(command):
