@@ -55,7 +55,7 @@ final class CallNode: ExpressionNode {
         self.overloads = overloads
     }
 
-    deinit { operands.deallocate() }
+    deinit { operands.release() }
 
     override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         var values: [ExpressionValue] = []
@@ -157,5 +157,34 @@ extension ExpressionValue {
         case .map: .map
         case .object: .object
         }
+    }
+}
+
+extension OverloadSet {
+    private struct Key: Hashable {
+        let function: String
+        let member: Bool
+        let operands: Int
+    }
+
+    /// One set for each function, way of calling it and number of operands, shared by every call of
+    /// every rule: 200 rules' calls each with a set of their own spread the rules over more memory than a
+    /// core's cache keeps between two queries.
+    private static let shared: [Key: OverloadSet] = {
+        var sets: [Key: OverloadSet] = [:]
+        for overload in ExpressionFunctions.overloads {
+            let key = Key(function: overload.name, member: overload.member, operands: overload.parameters.count)
+            if sets[key] == nil { sets[key] = OverloadSet(key.function, member: key.member, operands: key.operands) }
+        }
+        return sets
+    }()
+
+    /// No overloads: the operations the evaluator does itself.
+    static let none = OverloadSet("", member: false, operands: 0)
+
+    /// The shared set, or, for a function with no overload taking this call (whose evaluation can only
+    /// fail), one of its own that names it.
+    static func named(_ function: String, member: Bool, operands: Int) -> OverloadSet {
+        shared[Key(function: function, member: member, operands: operands)] ?? OverloadSet(function, member: member, operands: operands)
     }
 }

@@ -11,21 +11,23 @@ class ExpressionNode: @unchecked Sendable {
 }
 
 /// A node's operands, walked without touching their reference counts: iterating an array of nodes
-/// retains and releases each one (and the array), and the nodes are shared between threads. `nodes`
-/// keeps them alive; the node that holds the list deallocates `references` when it goes.
+/// retains and releases each one (and the array), and the nodes are shared between threads. The list
+/// holds each operand once (retained when made, released by `release()`, which the node that holds
+/// the list calls when it goes).
 struct NodeList {
-    let nodes: [ExpressionNode]
     let references: UnsafeMutableBufferPointer<Unmanaged<ExpressionNode>>
 
     init(_ nodes: [ExpressionNode]) {
-        self.nodes = nodes
         references = .allocate(capacity: nodes.count)
-        _ = references.initialize(from: nodes.map { Unmanaged.passUnretained($0) })
+        _ = references.initialize(from: nodes.map { Unmanaged.passRetained($0) })
     }
 
     var count: Int { references.count }
 
-    func deallocate() { references.deallocate() }
+    func release() {
+        for reference in references { reference.release() }
+        references.deallocate()
+    }
 }
 
 extension ExpressionRun {
@@ -122,7 +124,7 @@ final class SelectNode: ExpressionNode {
 final class ListNode: ExpressionNode {
     let elements: NodeList
     init(_ elements: [ExpressionNode]) { self.elements = NodeList(elements) }
-    deinit { elements.deallocate() }
+    deinit { elements.release() }
 
     override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         var values: [ExpressionValue] = []
@@ -141,8 +143,8 @@ final class MapNode: ExpressionNode {
     }
 
     deinit {
-        keys.deallocate()
-        values.deallocate()
+        keys.release()
+        values.release()
     }
 
     override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
@@ -181,7 +183,7 @@ final class LogicalNode: ExpressionNode {
         self.operands = NodeList(operands)
     }
 
-    deinit { operands.deallocate() }
+    deinit { operands.release() }
 
     override func evaluate(_ run: inout ExpressionRun) throws(EvaluationError) -> ExpressionValue {
         try run.logical(decidedBy: decisive, operands)

@@ -77,7 +77,7 @@ private struct ExpressionCompiler {
         default: break
         }
         if let operation = binary[function], target == nil, arguments.count == 2 {
-            let overloads = OverloadSet(function, member: false, operands: 2)
+            let overloads = OverloadSet.named(function, member: false, operands: 2)
             return BinaryNode(operation, left: node(arguments[0]), right: node(arguments[1]), overloads: overloads)
         }
         let operands = (target.map { [node($0)] } ?? []) + arguments.map { node($0) }
@@ -89,7 +89,7 @@ private struct ExpressionCompiler {
         case "dyn" where target == nil && operands.count == 1: compiled = .dyn
         default: compiled = .overloaded
         }
-        let overloads = OverloadSet(compiled == .overloaded ? function : "", member: target != nil, operands: operands.count)
+        let overloads = compiled == .overloaded ? OverloadSet.named(function, member: target != nil, operands: operands.count) : .none
         return CallNode(compiled, operands: operands, overloads: overloads)
     }
 }
