@@ -115,8 +115,9 @@ final class OverloadSet: @unchecked Sendable {
     }
 }
 
-/// What kind of value a parameter takes (`ExpressionValue.isOf`, without the type's payload): any, or
-/// one kind; a list or map whatever its elements. No overload takes a group of facts.
+/// What kind of value a parameter takes, as `ExpressionType.fits` has it for a value's own type but
+/// without building that type (a list's or map's is a heap box): any, or one kind; a list or map
+/// whatever its elements. No overload takes a group of facts. `ExpressionValue.kind` is the value's.
 enum ValueKind: UInt8 {
     case any, bool, int, double, string, null, timestamp, duration, ip, cidr, list, map, object
 

@@ -103,19 +103,6 @@ public enum ExpressionValue: Sendable, Equatable {
         }
     }
 
-    /// Whether the value may stand where `type` is expected (as `type.fits`, without building the
-    /// value's own type: the evaluator asks this for every argument of every call).
-    func isOf(_ type: ExpressionType) -> Bool {
-        switch (self, type) {
-        case (_, .dyn): true
-        case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string), (.null, .null), (.timestamp, .timestamp),
-            (.duration, .duration), (.ip, .ip), (.cidr, .cidr), (.list, .list), (.map, .map):
-            true
-        case (.object(let name, _), .object(let expected)): name == expected
-        default: false
-        }
-    }
-
     /// CEL's equality: of like values; doubles as IEEE (NaN equals nothing); addresses by their bytes.
     public static func == (left: ExpressionValue, right: ExpressionValue) -> Bool {
         switch (left, right) {
