@@ -9,8 +9,8 @@ import X509
 struct VerifyAttestationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-attestation",
-        abstract: "Verify an App Attest attestation or assertion, or an Android key attestation chain, offline.",
-        subcommands: [Apple.self, AppleAssertion.self, Android.self]
+        abstract: "Verify an App Attest attestation or assertion, an Android key attestation chain, or a classic Play Integrity token, offline.",
+        subcommands: [Apple.self, AppleAssertion.self, Android.self, PlayIntegrity.self]
     )
 
     struct Time: ParsableArguments {

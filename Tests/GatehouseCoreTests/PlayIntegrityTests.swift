@@ -1,0 +1,98 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import Testing
+
+/// Classic Play Integrity tokens as a test device builds them (a JWS of the verdict, ES256, inside a JWE,
+/// A256KW and A256GCM, as Google documents): read back, and each check of the verdict failing on its own.
+/// tests/interop/play_integrity_interop.py builds them with joserfc instead, and reads this suite's sample.
+struct PlayIntegrityTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let digest = "9lD7Dz3AjKHi2Cz4hAT3iiRVsivz3cRi-Bq6j7sZcxE"
+    let signing = P256.Signing.PrivateKey()
+    let aes = SymmetricKey(size: .bits256)
+    var keys: PlayIntegrityKeys { PlayIntegrityKeys(decryption: aes, verification: signing.publicKey) }
+    let policy = PlayIntegrityPolicy(packageName: "com.example.shop", certificateDigests: [Self.digest])
+
+    static func verdict(_ change: (inout [String: Any]) -> Void = { _ in }) -> [UInt8] {
+        var payload: [String: Any] = [
+            "requestDetails": ["requestPackageName": "com.example.shop", "timestampMillis": "1800000000000", "nonce": "n-1"],
+            "appIntegrity": [
+                "appRecognitionVerdict": "PLAY_RECOGNIZED", "packageName": "com.example.shop", "certificateSha256Digest": [digest],
+                "versionCode": "42",
+            ],
+            "deviceIntegrity": ["deviceRecognitionVerdict": ["MEETS_BASIC_INTEGRITY", "MEETS_DEVICE_INTEGRITY"]],
+            "accountDetails": ["appLicensingVerdict": "LICENSED"],
+        ]
+        change(&payload)
+        return Array((try? JSONSerialization.data(withJSONObject: payload)) ?? Data())
+    }
+
+    func token(_ payload: [UInt8], signer: P256.Signing.PrivateKey? = nil) -> String {
+        let signed = JWSSigningKey.es256(kid: "play", key: signer ?? signing).sign(payload: payload, type: "JWT")
+        return CompactJWE.encrypt(Array(signed.utf8), key: aes) ?? ""
+    }
+
+    @Test func aGenuineTokenIsReadWithItsFacts() throws {
+        let facts = try PlayIntegrityClassic.verify(token(Self.verdict()), keys: keys, policy: policy, nonce: "n-1", at: Self.now).get()
+        #expect(facts.integrity == .device && facts.licensing == "LICENSED" && facts.versionCode == 42 && !facts.riskyApps)
+    }
+
+    /// Each case: the verdict's part and field, its new value as JSON, and the refusal.
+    @Test(arguments: [
+        ("requestDetails", "nonce", #""n-2""#, PlayIntegrityRefusal.wrongNonce),
+        ("requestDetails", "requestPackageName", #""com.example.other""#, .wrongPackage),
+        ("requestDetails", "timestampMillis", #""1799999000000""#, .stale),
+        ("requestDetails", "timestampMillis", #""1800000120000""#, .stale),
+        ("appIntegrity", "appRecognitionVerdict", #""UNRECOGNIZED_VERSION""#, .unrecognizedApp),
+        ("appIntegrity", "certificateSha256Digest", #"["AAAA"]"#, .wrongCertificate),
+        ("deviceIntegrity", "deviceRecognitionVerdict", #"["MEETS_BASIC_INTEGRITY"]"#, .integrityTooLow),
+        ("deviceIntegrity", "deviceRecognitionVerdict", #"["MEETS_VIRTUAL_INTEGRITY"]"#, .integrityTooLow),
+        ("requestDetails", "timestampMillis", #""soon""#, .malformed),
+        ("appIntegrity", "certificateSha256Digest", #""not a list""#, .malformed),
+    ])
+    func eachCheckRefusesOnItsOwn(part: String, field: String, json: String, refusal: PlayIntegrityRefusal) {
+        let value = (try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed)) ?? NSNull()
+        let payload = Self.verdict { payload in
+            var section = payload[part] as? [String: Any] ?? [:]
+            section[field] = value
+            payload[part] = section
+        }
+        let answer = PlayIntegrityClassic.verify(token(payload), keys: keys, policy: policy, nonce: "n-1", at: Self.now)
+        #expect(answer == .failure(refusal))
+    }
+
+    @Test func anotherKeyOrAnAlteredTokenIsRefused() {
+        let genuine = token(Self.verdict())
+        #expect(PlayIntegrityClassic.verdict(of: token(Self.verdict(), signer: P256.Signing.PrivateKey()), keys: keys) == .failure(.badSignature))
+        var parts = genuine.split(separator: ".").map(String.init)
+        var tag = Base64URL.decode(parts[4]) ?? []
+        tag[0] ^= 1
+        parts[4] = Base64URL.encode(tag)
+        #expect(PlayIntegrityClassic.verdict(of: parts.joined(separator: "."), keys: keys) == .failure(.undecryptable))
+        let elsewhere = PlayIntegrityKeys(decryption: SymmetricKey(size: .bits256), verification: signing.publicKey)
+        #expect(PlayIntegrityClassic.verdict(of: genuine, keys: elsewhere) == .failure(.undecryptable))
+        #expect(PlayIntegrityClassic.verdict(of: String(repeating: "a", count: 20_000), keys: keys) == .failure(.malformed))
+    }
+
+    @Test func virtualIntegrityCountsOnlyWhereAllowed() throws {
+        var allowing = policy
+        allowing.allowVirtual = true
+        let payload = Self.verdict { $0["deviceIntegrity"] = ["deviceRecognitionVerdict": ["MEETS_VIRTUAL_INTEGRITY"]] }
+        let facts = try PlayIntegrityClassic.verify(token(payload), keys: keys, policy: allowing, nonce: "n-1", at: Self.now).get()
+        #expect(facts.integrity == .virtual)
+    }
+
+    /// With GATEHOUSE_PLAY_INTEGRITY_SAMPLE set (.ci/run sets it), a token this device built, its keys
+    /// and its verdict go to that file, for joserfc to decrypt and verify (play_integrity_interop.py).
+    @Test func aSampleForTheIndependentReader() throws {
+        guard let path = ProcessInfo.processInfo.environment["GATEHOUSE_PLAY_INTEGRITY_SAMPLE"] else { return }
+        let payload = Self.verdict()
+        let sample: [String: String] = [
+            "token": token(payload), "payload": String(decoding: payload, as: UTF8.self),
+            "decryptionKey": aes.withUnsafeBytes { Data($0).base64EncodedString() },
+            "verificationKey": signing.publicKey.derRepresentation.base64EncodedString(),
+        ]
+        try JSONSerialization.data(withJSONObject: sample).write(to: URL(fileURLWithPath: path))
+    }
+}
