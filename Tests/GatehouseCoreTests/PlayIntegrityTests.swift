@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import GatehouseCore
 import Testing
@@ -83,8 +84,43 @@ struct PlayIntegrityTests {
         #expect(facts.integrity == .virtual)
     }
 
+    static let serviceKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let serviceAccountJSON = String(
+        decoding: try! JSONSerialization.data(withJSONObject: [
+            "type": "service_account", "client_email": "gatehouse@example-project.iam.gserviceaccount.com",
+            "private_key_id": "k1", "private_key": serviceKey.pkcs8PEMRepresentation,
+            "token_uri": "https://oauth2.googleapis.com/token",
+        ]),
+        as: UTF8.self
+    )
+
+    /// The standard mode's assertion: RS256 over the claims Google's token endpoint reads.
+    @Test func aServiceAccountSignsItsAssertion() throws {
+        let account = try GoogleServiceAccount(json: Self.serviceAccountJSON)
+        let assertion = account.assertion(at: Self.now)
+        let parts = assertion.split(separator: ".").map(String.init)
+        let claimBytes = try #require(Base64URL.decode(parts[1]))
+        let claims = try #require(JSONValue.parse(claimBytes)?.object)
+        #expect(claims["iss"]?.string == account.clientEmail && claims["aud"]?.string == "https://oauth2.googleapis.com/token")
+        #expect(claims["scope"]?.string == GoogleServiceAccount.playIntegrityScope && claims["exp"]?.integer == 1_800_003_600)
+        let signatureBytes = try #require(Base64URL.decode(parts[2]))
+        let signature = _RSA.Signing.RSASignature(rawRepresentation: signatureBytes)
+        let signed = Array((parts[0] + "." + parts[1]).utf8)
+        #expect(Self.serviceKey.publicKey.isValidSignature(signature, for: signed, padding: .insecurePKCS1v1_5))
+    }
+
+    @Test(arguments: [
+        "", "{}", #"{"type":"authorized_user","client_email":"a@b","private_key":"x"}"#,
+        #"{"type":"service_account","client_email":"a@b","private_key":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"}"#,
+        String(repeating: " ", count: 20_000),
+    ])
+    func aKeyFileThatIsNotOneIsRefused(json: String) {
+        #expect(throws: DomainError.self) { try GoogleServiceAccount(json: json) }
+    }
+
     /// With GATEHOUSE_PLAY_INTEGRITY_SAMPLE set (.ci/run sets it), a token this device built, its keys
-    /// and its verdict go to that file, for joserfc to decrypt and verify (play_integrity_interop.py).
+    /// and its verdict go to that file, for joserfc to decrypt and verify (play_integrity_interop.py),
+    /// with a service account's assertion for PyJWT to verify.
     @Test func aSampleForTheIndependentReader() throws {
         guard let path = ProcessInfo.processInfo.environment["GATEHOUSE_PLAY_INTEGRITY_SAMPLE"] else { return }
         let payload = Self.verdict()
@@ -92,6 +128,8 @@ struct PlayIntegrityTests {
             "token": token(payload), "payload": String(decoding: payload, as: UTF8.self),
             "decryptionKey": aes.withUnsafeBytes { Data($0).base64EncodedString() },
             "verificationKey": signing.publicKey.derRepresentation.base64EncodedString(),
+            "assertion": try GoogleServiceAccount(json: Self.serviceAccountJSON).assertion(at: Date()),
+            "serviceAccountPublicKey": Self.serviceKey.publicKey.pemRepresentation,
         ]
         try JSONSerialization.data(withJSONObject: sample).write(to: URL(fileURLWithPath: path))
     }

@@ -8,7 +8,8 @@ documents it with joserfc (PyPI): a JWS (ES256) of the verdict, inside a JWE (A2
 one with the verdict's facts, and refuse each altered or failing one with its reason.
 
 And the other way: a token the Swift test device built (`PlayIntegrityTests`, which writes it to the
-file GATEHOUSE_PLAY_INTEGRITY_SAMPLE names) must decrypt and verify with joserfc to its verdict.
+file GATEHOUSE_PLAY_INTEGRITY_SAMPLE names) must decrypt and verify with joserfc to its verdict, and
+the service account's assertion it signed (standard mode's) must verify with PyJWT.
 
     play_integrity_interop.py --binary .build/debug/gatehouse [--swift-sample FILE]
 """
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import jwt as pyjwt
 from cryptography.hazmat.primitives import serialization
 from joserfc import jwe, jws
 from joserfc.jwk import ECKey, OctKey
@@ -113,6 +115,13 @@ def read_swift_sample(path):
         check("joserfc opens and verifies the token the Swift test device built (A256KW, A256GCM, ES256)", ok, header)
     except Exception as error:  # joserfc's refusal of the token is the failure this reports
         check("joserfc opens and verifies the token the Swift test device built", False, repr(error))
+    try:
+        claims = pyjwt.decode(sample["assertion"], sample["serviceAccountPublicKey"], algorithms=["RS256"],
+                              audience="https://oauth2.googleapis.com/token")
+        check("PyJWT verifies the service account's assertion (RS256, audience, expiry)",
+              claims["scope"] == "https://www.googleapis.com/auth/playintegrity" and claims["exp"] - claims["iat"] == 3600, claims)
+    except pyjwt.PyJWTError as error:
+        check("PyJWT verifies the service account's assertion", False, repr(error))
 
 
 def main():
@@ -173,7 +182,7 @@ def main():
         answer = verify(binary, app, token, *extra)
         check("refused: %s (%s)" % (name, code), answer.get("verdict") == "refused" and answer.get("code") == code, answer)
 
-    print("%d checks, %d failed" % (4 + len(refusals) + (1 if arguments.swift_sample else 0), len(FAILURES)))
+    print("%d checks, %d failed" % (4 + len(refusals) + (2 if arguments.swift_sample else 0), len(FAILURES)))
     sys.exit(1 if FAILURES else 0)
 
 
