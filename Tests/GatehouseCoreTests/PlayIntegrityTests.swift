@@ -133,4 +133,38 @@ struct PlayIntegrityTests {
         ]
         try JSONSerialization.data(withJSONObject: sample).write(to: URL(fileURLWithPath: path))
     }
+
+    /// An attester's settings as an operator gives them: digests as Play Console shows them (hex) or as
+    /// the verdict carries them (base64url), the same digest either way.
+    @Test func settingsAreCheckedAndDigestsReadEitherWay() throws {
+        let hex = "F6:50:FB:0F:3D:C0:8C:A1:E2:D8:2C:F8:84:04:F7:8A:24:55:B2:2B:F3:DD:C4:62:F8:1A:BA:8F:BB:19:73:11"
+        let policy = try PlayIntegrityPolicy.validated(
+            packageName: "com.example.shop",
+            certificateDigests: [hex, Self.digest],
+            minimumIntegrity: "strong",
+            allowVirtual: false,
+            requirePlayRecognized: true,
+            requireLicensed: false,
+            maximumAgeSeconds: 300
+        )
+        #expect(policy.certificateDigests == [Self.digest, Self.digest] && policy.minimumIntegrity == .strong)
+        let refused: [(String, [String], String, Int)] = [
+            ("com.example/shop", [Self.digest], "device", 300), ("com.example.shop", [], "device", 300),
+            ("com.example.shop", ["AAAA"], "device", 300), ("com.example.shop", [Self.digest], "virtual", 300),
+            ("com.example.shop", [Self.digest], "device", 86_400),
+        ]
+        for (package, digests, level, age) in refused {
+            #expect(throws: DomainError.self) {
+                try PlayIntegrityPolicy.validated(
+                    packageName: package,
+                    certificateDigests: digests,
+                    minimumIntegrity: level,
+                    allowVirtual: false,
+                    requirePlayRecognized: true,
+                    requireLicensed: false,
+                    maximumAgeSeconds: age
+                )
+            }
+        }
+    }
 }
