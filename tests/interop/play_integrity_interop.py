@@ -70,8 +70,9 @@ class App:
 
 
 def verify(binary, app, token, *extra):
-    arguments = [binary, "verify-attestation", "play-integrity", "--token", token, "--decryption-key-file", app.decryption_key_file,
-                 "--verification-key", app.verification_key, "--package", PACKAGE, "--certificate", DIGEST, "--nonce", NONCE,
+    # `--name=value`: a random base64url value may start with "-", which would read as an option.
+    arguments = [binary, "verify-attestation", "play-integrity", "--token=" + token, "--decryption-key-file", app.decryption_key_file,
+                 "--verification-key=" + app.verification_key, "--package", PACKAGE, "--certificate=" + DIGEST, "--nonce=" + NONCE,
                  *extra]
     run = subprocess.run(arguments, capture_output=True, text=True, timeout=60)
     try:
