@@ -40,8 +40,8 @@ public enum CompactJWE {
         return .success(Array(plaintext))
     }
 
-    /// A token as Play builds one, for the tests' device and for operators checking their keys: a fresh
-    /// content key and IV for each. Nil when `key` is no AES key (16, 24 or 32 bytes).
+    /// A token as Play builds one, for the tests' device (`PlayIntegrityTests`, whose tokens joserfc must
+    /// open): a fresh content key and IV for each. Nil when `key` is no AES key (16, 24 or 32 bytes).
     public static func encrypt(_ plaintext: [UInt8], key: SymmetricKey) -> String? {
         let header = Base64URL.encode(Array(#"{"alg":"A256KW","enc":"A256GCM"}"#.utf8))
         let contentKey = SymmetricKey(size: .bits256)

@@ -34,23 +34,18 @@ public struct PlayIntegrityVerdict: Sendable, Equatable {
             let requestPackage = request["requestPackageName"]?.string, let millis = request["timestampMillis"].flatMap(integer),
             let app = root["appIntegrity"]?.object, let recognition = app["appRecognitionVerdict"]?.string
         else { return nil }
-        var verdict = PlayIntegrityVerdict(
-            requestPackageName: requestPackage,
-            timestampMillis: millis,
-            appRecognition: recognition,
-            certificateDigests: [],
-            deviceVerdicts: []
-        )
+        var verdict = PlayIntegrityVerdict(requestPackageName: requestPackage, timestampMillis: millis, appRecognition: recognition)
         guard verdict.read(request: request, app: app), verdict.read(root) else { return nil }
         return verdict
     }
 
-    init(requestPackageName: String, timestampMillis: Int64, appRecognition: String, certificateDigests: [String], deviceVerdicts: Set<String>) {
+    /// The required fields; `read` fills in the rest.
+    init(requestPackageName: String, timestampMillis: Int64, appRecognition: String) {
         self.requestPackageName = requestPackageName
         self.timestampMillis = timestampMillis
         self.appRecognition = appRecognition
-        self.certificateDigests = certificateDigests
-        self.deviceVerdicts = deviceVerdicts
+        certificateDigests = []
+        deviceVerdicts = []
     }
 
     /// The request's nonce or hash and the app's fields; false when one present is not what it must be.
