@@ -163,6 +163,8 @@ let package = Package(
                 .product(name: "GatehouseSigning", package: "client"),
                 .product(name: "GatehouseTestDevice", package: "client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                "GatehouseCore",
                 "GatehouseTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -23,6 +23,9 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         /// Only tokens of a device whose hardware attested it (an `att` claim) pass, as the gate does
         /// for an attester with `requireHardwareAttestation` or of a hardware kind.
         public var requireHardwareAttestation: Bool
+        /// Where hardware is required, a Play Integrity verdict at or above this level passes too, as
+        /// the gate does for an attester's `acceptPlayIntegrity`; nil: hardware only.
+        public var acceptPlayIntegrity: PlayIntegrityLevel?
         /// In `monitor` every request goes on to the handler, with `X-Gatehouse-Attest-Verdict` saying
         /// what the token was (on the request the handler reads, and on the response), as the gate does
         /// for an attester in monitor.
@@ -35,9 +38,11 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
             bindHeader: String? = nil,
             sharedSecrets: [String: String] = [:],
             requireHardwareAttestation: Bool = false,
+            acceptPlayIntegrity: PlayIntegrityLevel? = nil,
             enforcement: AttesterEnforcement = .enforce
         ) {
             self.requireHardwareAttestation = requireHardwareAttestation
+            self.acceptPlayIntegrity = acceptPlayIntegrity
             self.enforcement = enforcement
             self.appKey = appKey
             self.attestID = attestID
@@ -99,7 +104,9 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
         case .failure(let reason):
             return reason
         case .success(let claims):
-            if configuration.requireHardwareAttestation, claims.att == nil { return .hardwareRequired }
+            if configuration.requireHardwareAttestation, !claims.meetsHardwareRequirement(acceptingPlayIntegrity: configuration.acceptPlayIntegrity) {
+                return .hardwareRequired
+            }
             if claims.lim != nil {
                 guard let countUse, try await countUse(claims) else { return .usedUp }
             }

@@ -43,11 +43,24 @@ func capabilityRoutes(
         captchaAnswersPerMinute: configuration.captchaAnswersPerMinute,
         attestRequestsPerMinute: configuration.attestRequestsPerMinute
     )
-    let attesterAccess = AttesterAccess(store: store, apps: operations, box: box, keys: signingKeys, clock: clock)
+    let attesterAccess = AttesterAccess(
+        store: store,
+        apps: operations,
+        box: box,
+        keys: signingKeys,
+        clock: clock,
+        allowInternalEndpoints: configuration.stsPrivateEndpoints
+    )
     let attesters = AttesterOperations(access: attesterAccess)
     let attestationGate = AttestationGateOperations(access: attesterAccess, signatures: signatures)
-    AttestationSDKController(sdk: AttestationSDKOperations(access: attesterAccess, issuer: configuration.issuer, limits: limits, trust: trust))
-        .register(on: &routes)
+    let google = PlayIntegrityClient(
+        allowInternalEndpoints: configuration.stsPrivateEndpoints,
+        deadlineMilliseconds: configuration.playIntegrityTimeoutMilliseconds
+    )
+    AttestationSDKController(
+        sdk: AttestationSDKOperations(access: attesterAccess, issuer: configuration.issuer, limits: limits, trust: trust, playIntegrity: google)
+    )
+    .register(on: &routes)
     AttestationGateController(gate: attestationGate) { app, attester, route, verdict, monitored in
         registry.makeCounter(
             name: "gatehouse_attest_verdicts_total",

@@ -11,8 +11,10 @@ struct ExpressionTests {
             Array(
                 """
                 {"token": {"state": "fresh", "age": "12s"}, "event": 3301, "account": "a-1", "client": {"address": "203.0.113.7"},
-                 "device": {"known": true, "firstSeen": "2026-11-26T09:30:00Z", "signals": {"proxy": true}, "attestationFailed": false},
-                 "velocity": {"deviceEventsLastMinute": 1, "deviceAccountsLastDay": 4, "accountDevicesLastDay": 1, "ipDevicesLastHour": 30},
+                 "device": {"known": true, "firstSeen": "2026-11-26T09:30:00Z", "signals": {"proxy": true}, "attestationFailed": false,
+                            "appsDetected": []},
+                 "velocity": {"deviceEventsLastMinute": 1, "deviceAccountsLastDay": 4, "accountDevicesLastDay": 1, "ipDevicesLastHour": 30,
+                              "addressAttestationsLastHour": 0, "networkAttestationsLastHour": 0, "accountAttestationsLastDay": 0},
                  "lists": {"deny": false, "allow": false, "challenge": true}, "tags": ["network.ip_changed"], "score": 10,
                  "now": "2026-11-26T10:00:00Z"}
                 """.utf8

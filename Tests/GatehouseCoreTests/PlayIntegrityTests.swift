@@ -168,3 +168,55 @@ struct PlayIntegrityTests {
         }
     }
 }
+
+/// Where hardware is required, a Play Integrity token counts only where the operator accepts one, at
+/// the level named: on an attester's gate, on an STS role.
+struct PlayIntegrityAcceptanceTests {
+    /// Claims as a token carries them (the type is decoded, not built, outside Core).
+    static func claims(att: String, integrity: String) -> AttestationClaims {
+        let json =
+            #"{"iss":"g","aud":"app","sub":"d","did":"d","iat":0,"exp":1,"jti":"j","attestId":"a","att":"\#(att)","integrity":"\#(integrity)"}"#
+        return try! JSONDecoder().decode(AttestationClaims.self, from: Data(json.utf8))
+    }
+
+    @Test func aVerdictIsNoHardwareUnlessAccepted() throws {
+        let device = Self.claims(att: "play_integrity", integrity: "device")
+        #expect(!device.isHardwareAttested)
+        #expect(!device.meetsHardwareRequirement(acceptingPlayIntegrity: nil))
+        #expect(device.meetsHardwareRequirement(acceptingPlayIntegrity: .basic))
+        #expect(device.meetsHardwareRequirement(acceptingPlayIntegrity: .device))
+        #expect(!device.meetsHardwareRequirement(acceptingPlayIntegrity: .strong))
+        let forged = Self.claims(att: "play_integrity", integrity: "secure_enclave")
+        #expect(!forged.meetsHardwareRequirement(acceptingPlayIntegrity: .basic), "a hardware level under play_integrity is no level")
+        #expect(Self.claims(att: "android_key", integrity: "tee").meetsHardwareRequirement(acceptingPlayIntegrity: nil))
+
+        var role = STSRole(
+            appID: AppID(UUID()),
+            roleID: try RoleID(validating: "uploads"),
+            provider: .aws,
+            stsEndpoint: "https://sts.amazonaws.com",
+            region: "us-east-1",
+            roleArn: "arn:aws:iam::123456789012:role/u",
+            attestID: try AttestID(validating: "android-pi"),
+            createdAt: Date()
+        )
+        #expect(role.admitsAttestation(of: device))
+        role.requireHardwareAttestation = true
+        #expect(!role.admitsAttestation(of: device))
+        role.acceptPlayIntegrity = .strong
+        #expect(!role.admitsAttestation(of: device))
+        role.acceptPlayIntegrity = .device
+        #expect(role.admitsAttestation(of: device))
+        #expect(!role.admitsAttestation(of: Self.claims(att: "android_key", integrity: "software")))
+    }
+
+    @Test func anAcceptanceGoesWithHardwareOnly() throws {
+        let now = Date()
+        var attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "api"), createdAt: now, updatedAt: now)
+        attester.acceptPlayIntegrity = PlayIntegrityAcceptance(attestID: try AttestID(validating: "android-pi"), minimumIntegrity: .strong)
+        #expect(throws: DomainError.self) { try attester.validated() }
+        attester.requireHardwareAttestation = true
+        #expect(try attester.validated().acceptPlayIntegrity?.minimumIntegrity == .strong)
+        #expect(throws: DomainError.self) { try PlayIntegrityAcceptance(attestID: "android-pi", minimumIntegrity: "virtual") }
+    }
+}

@@ -43,17 +43,64 @@ import Testing
             velocity: Velocity(deviceEventsLastMinute: 0, deviceAccountsLastDay: 0, accountDevicesLastDay: 0, ipDevicesLastHour: 0),
             hardwareRequired: false
         ),
+        DecisionFacts(
+            tokenAge: 2,
+            device: {
+                var device = DecisionFacts.DeviceSnapshot(
+                    firstSeen: Date(timeIntervalSince1970: 1_800_000_000),
+                    lastSeen: Date(timeIntervalSince1970: 1_800_000_050),
+                    mode: CollectionMode(rawValue: 7),
+                    platform: .android,
+                    environment: [],
+                    startedFrom: "203.0.113.9",
+                    hardware: .none
+                )
+                device.integrity = PlayIntegrityState(facts: integrityFacts, at: Date(timeIntervalSince1970: 1_800_000_040))
+                return device
+            }(),
+            velocity: {
+                var velocity = Velocity(deviceEventsLastMinute: 1, deviceAccountsLastDay: 1, accountDevicesLastDay: 1, ipDevicesLastHour: 1)
+                velocity.attestations = AttestationCounts(addressLastHour: 4, networkLastHour: 31, accountLastDay: 2)
+                return velocity
+            }(),
+            hardwareRequired: true
+        ),
     ]
+
+    static let integrityFacts = PlayIntegrityFacts(
+        integrity: .device,
+        appRecognition: "PLAY_RECOGNIZED",
+        licensing: "UNLICENSED",
+        deviceActivityLevel: "LEVEL_4",
+        appsDetected: ["KNOWN_INSTALLED", "UNKNOWN_CAPTURING"],
+        playProtect: "MEDIUM_RISK",
+        versionCode: 42,
+        refusal: .unlicensed
+    )
 
     @Test(arguments: factsCases)
     func factsReadBackAsWritten(facts: DecisionFacts) {
         let bytes = facts.encoded()
         #expect(DecisionFacts(decoding: bytes) == facts)
-        #expect(bytes.count <= 64, "\(bytes.count) bytes")
+        #expect(bytes.count <= (facts.device?.integrity == nil ? 64 : 160), "\(bytes.count) bytes")
         // Every shorter prefix is refused, not misread.
         for length in 0..<bytes.count { #expect(DecisionFacts(decoding: Array(bytes.prefix(length))) == nil) }
         #expect(DecisionFacts(decoding: bytes + [0]) == nil)
-        #expect(DecisionFacts(decoding: [2] + bytes.dropFirst()) == nil, "another format")
+        #expect(DecisionFacts(decoding: [DecisionFacts.format + 1] + bytes.dropFirst()) == nil, "another format")
+    }
+
+    /// Format 1 (before Play Integrity and the farm counts) still reads: the same bytes less the
+    /// integrity byte after the device and the three farm counts after the velocity counts.
+    @Test func theFirstFormatStillReads() throws {
+        let facts = Self.factsCases[2]
+        var bytes = facts.encoded()
+        #expect(bytes.suffix(3) == [0, 0, 0])
+        bytes.removeLast(3)
+        let deviceEnd = bytes.count - 4
+        #expect(bytes[deviceEnd - 1] == 0, "no verdict on the device")
+        bytes.remove(at: deviceEnd - 1)
+        bytes[0] = 1
+        #expect(DecisionFacts(decoding: bytes) == facts)
     }
 
     @Test func randomAndMutatedBytesNeverCrash() {

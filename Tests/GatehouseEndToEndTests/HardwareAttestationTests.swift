@@ -183,18 +183,23 @@ import FoundationNetworking
         let server: BuiltServer
         let app: RegisteredApp
         let deviceID: String
+        var attestID = "ios-hardware"
 
         func nonce() async throws -> String {
-            let answer = try await call("/v1/attest/challenges", ["attestId": "ios-hardware", "deviceId": deviceID])
-            return try #require(answer.json?["nonce"] as? String, "\(answer.body)")
+            try #require(try await challenge().json?["nonce"] as? String)
+        }
+
+        func challenge() async throws -> HTTP.Answer {
+            try await call("/v1/attest/challenges", ["attestId": attestID, "deviceId": deviceID])
         }
 
         func token(_ fields: [String: String]) async throws -> (status: Int, reason: String?) {
-            let answer = try await call(
-                "/v1/attest/tokens",
-                fields.merging(["attestId": "ios-hardware", "deviceId": deviceID]) { given, _ in given }
-            )
+            let answer = try await tokenAnswer(fields)
             return (answer.status, answer.json?["reason"] as? String)
+        }
+
+        func tokenAnswer(_ fields: [String: String]) async throws -> HTTP.Answer {
+            try await call("/v1/attest/tokens", fields.merging(["attestId": attestID, "deviceId": deviceID]) { given, _ in given })
         }
 
         private func call(_ path: String, _ body: [String: String]) async throws -> HTTP.Answer {

@@ -35,10 +35,10 @@ struct AttestedKeyStoreTests {
     func aKeyIsKeptOnceAndReadBackWhole(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let key = try await seed(store)
-            #expect(try await store.attestation.insertAttestedKey(key))
+            #expect(try await store.attestation.insertAttestedKey(key, sighting: nil))
             var replayed = key
             replayed.counter = 0
-            #expect(try await store.attestation.insertAttestedKey(replayed) == false)
+            #expect(try await store.attestation.insertAttestedKey(replayed, sighting: nil) == false)
             #expect(try await store.attestation.attestedKey(appID: key.appID, keyID: key.keyID) == key)
             #expect(try await store.attestation.attestedKey(appID: key.appID, keyID: "another") == nil)
         }
@@ -48,7 +48,7 @@ struct AttestedKeyStoreTests {
     func theCounterOnlyMovesForward(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let key = try await seed(store)
-            #expect(try await store.attestation.insertAttestedKey(key))
+            #expect(try await store.attestation.insertAttestedKey(key, sighting: nil))
             let later = now.addingTimeInterval(60)
             #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: later))
             #expect(try await store.attestation.advanceCounter(appID: key.appID, keyID: key.keyID, to: 1, at: later) == false)
@@ -66,7 +66,7 @@ struct AttestedKeyStoreTests {
     func concurrentAssertionsWithOneCounterPassOnce(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, database) async throws in
             let key = try await seed(store)
-            #expect(try await store.attestation.insertAttestedKey(key))
+            #expect(try await store.attestation.insertAttestedKey(key, sighting: nil))
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { (second) async throws in
                 let passed = try await withThrowingTaskGroup(of: Bool.self) { group in
                     for index in 0..<64 {

@@ -300,8 +300,14 @@ import Testing
             }
             for rows in [custom, generic] {
                 let plan = try rows.map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
-                #expect(!plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens"), "\(plan)")
-                #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 4, "each count on its subject's index: \(plan)")
+                #expect(
+                    !plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens")
+                        && !plan.contains("Seq Scan on attestation_edges") && !plan.contains("Seq Scan on attested"),
+                    "\(plan)"
+                )
+                // Three velocity counts and the account's devices for the farm count, each on its subject's index.
+                #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 5, "\(plan)")
+                #expect(plan.components(separatedBy: "using attestation_edges_recent").count == 3, "the farm's counts: \(plan)")
             }
         }
     }

@@ -101,13 +101,18 @@ EXAMPLE_RULES = [
 # 7. risk facts
 base = {"token": {"state": "fresh", "age": "12s"}, "event": 3301, "account": "shopper-17", "client": {"address": "203.0.113.7", "userAgent": "Shop/5.2 (iPhone)"},
         "device": {"known": True, "id": "dev-1", "firstSeen": "2026-11-26T09:30:00Z", "lastSeen": "2026-11-26T09:59:00Z", "platform": "ios",
-                   "collectionMode": 0, "startedFrom": "203.0.113.7", "signals": {"jailbreak": False, "proxy": True}, "attestationFailed": False},
-        "velocity": {"deviceEventsLastMinute": 2, "deviceAccountsLastDay": 3, "accountDevicesLastDay": 1, "ipDevicesLastHour": 40},
+                   "collectionMode": 0, "startedFrom": "203.0.113.7", "signals": {"jailbreak": False, "proxy": True}, "attestationFailed": False,
+                   "appsDetected": []},
+        "velocity": {"deviceEventsLastMinute": 2, "deviceAccountsLastDay": 3, "accountDevicesLastDay": 1, "ipDevicesLastHour": 40,
+                     "addressAttestationsLastHour": 2, "networkAttestationsLastHour": 31, "accountAttestationsLastDay": 1},
         "lists": {"deny": False, "allow": False, "challenge": False}, "tags": ["network.ip_changed", "velocity.ip_devices_per_hour"], "score": 40,
         "now": "2026-11-26T10:00:00Z"}
-unknown = json.loads(json.dumps(base)); unknown["device"] = {"known": False, "signals": {}, "attestationFailed": False}; unknown["token"] = {"state": "forged"}
+unknown = json.loads(json.dumps(base)); unknown["device"] = {"known": False, "signals": {}, "attestationFailed": False, "appsDetected": []}; unknown["token"] = {"state": "forged"}
 hardware = json.loads(json.dumps(base)); hardware["device"].update({"attestation": "appAttest", "securityLevel": "secureEnclave", "verifiedBoot": True, "osPatchLevel": 202410})
-for facts in (base, unknown, hardware):
+integrity = json.loads(json.dumps(base)); integrity["device"].update({"platform": "android", "playIntegrity": "device", "appRecognition": "PLAY_RECOGNIZED",
+    "appLicensing": "UNLICENSED", "deviceActivity": "LEVEL_3", "appsDetected": ["KNOWN_INSTALLED", "UNKNOWN_CAPTURING"], "playProtect": "NO_ISSUES",
+    "appVersionCode": 42, "playIntegrityAt": "2026-11-26T09:58:00Z"})
+for facts in (base, unknown, hardware, integrity):
     for e in ['event == 3301 && has(device.firstSeen) && now - device.firstSeen < duration("1h")',
               'velocity.ipDevicesLastHour > 20 && velocity.deviceAccountsLastDay > 2',
               'cidr("203.0.113.0/24").containsIP(client.address)', 'token.state != "fresh"', 'has(token.age) && token.age > duration("10s")',
@@ -116,7 +121,11 @@ for facts in (base, unknown, hardware):
               'device.platform == "ios"', 'has(device.platform) && device.platform == "android"', 'client.userAgent.lowerAscii().contains("iphone")',
               'has(device.attestation) ? device.attestation == "appAttest" : false', 'device.osPatchLevel < 202401', 'account.startsWith("shopper-")',
               'lists.deny || lists.challenge', 'size(tags) > 1 && !lists.allow', 'now.getHours() >= 22 || now.getHours() < 6',
-              'device.known && device.startedFrom != client.address', 'device.firstSeen + duration("24h") > now', 'event in [3301, 3302] && score > 30']:
+              'device.known && device.startedFrom != client.address', 'device.firstSeen + duration("24h") > now', 'event in [3301, 3302] && score > 30',
+              'has(device.playIntegrity) && device.playIntegrity in ["device", "strong"]', 'device.appsDetected.exists(a, a.startsWith("UNKNOWN_"))',
+              'has(device.deviceActivity) && device.deviceActivity in ["LEVEL_3", "LEVEL_4"] && device.appLicensing != "LICENSED"',
+              'velocity.networkAttestationsLastHour > 30 || velocity.accountAttestationsLastDay > 3', 'has(device.appVersionCode) && device.appVersionCode < 50',
+              'has(device.playIntegrityAt) && now - device.playIntegrityAt < duration("5m")', 'device.playIntegrity == "strong"']:
         v(e, facts)
     # The example rules of docs/risk.md, as written there.
     for e in EXAMPLE_RULES:

@@ -5,13 +5,15 @@
 import Foundation
 
 /// How an attester tests the client: silent proof-of-work, the slider captcha, or both; or the
-/// platform's hardware attestation (Apple App Attest, Android Key Attestation).
+/// platform's hardware attestation (Apple App Attest, Android Key Attestation); or Google Play
+/// Integrity's verdict, which Google's servers give about the device, the app and the account.
 public enum AttesterKind: String, Sendable, Codable, CaseIterable {
     case pow
     case captcha
     case powAndCaptcha = "pow+captcha"
     case appAttest
     case androidKeyAttestation
+    case playIntegrity
 
     public var asksForWork: Bool { self == .pow || self == .powAndCaptcha }
     public var asksForCaptcha: Bool { self == .captcha || self == .powAndCaptcha }
@@ -20,7 +22,7 @@ public enum AttesterKind: String, Sendable, Codable, CaseIterable {
         switch self {
         case .appAttest: .appAttest
         case .androidKeyAttestation: .androidKey
-        case .pow, .captcha, .powAndCaptcha: nil
+        case .pow, .captcha, .powAndCaptcha, .playIntegrity: nil
         }
     }
 }
@@ -172,6 +174,11 @@ public struct Attester: Equatable, Sendable {
     public var appAttest: AppAttestPolicy?
     /// What an `androidKeyAttestation` attester accepts (nil for every other kind).
     public var androidKeyAttestation: AndroidKeyAttestationPolicy?
+    /// What a `playIntegrity` attester accepts and how it reads tokens (nil for every other kind).
+    public var playIntegrity: PlayIntegritySettings?
+    /// For an attester that requires hardware: a Play Integrity verdict it takes instead, read by the
+    /// named `playIntegrity` attester, at the lowest level named. Nil: hardware only.
+    public var acceptPlayIntegrity: PlayIntegrityAcceptance?
     /// Tokens only for a device that proves a hardware-attested key (an assertion with every
     /// request for a token), and the gate opens only to such tokens. Always so for the hardware kinds.
     public var requireHardwareAttestation: Bool
@@ -249,6 +256,7 @@ public struct Attester: Equatable, Sendable {
         guard (kind == .appAttest) == (appAttest != nil) else {
             throw DomainError(.invalidAttester, "appAttest settings go with kind appAttest, and only with it.", field: "appAttest")
         }
+        try checkPlayIntegrity()
         guard (kind == .androidKeyAttestation) == (androidKeyAttestation != nil) else {
             throw DomainError(
                 .invalidAttester,
@@ -263,7 +271,7 @@ public struct Attester: Equatable, Sendable {
     /// Whether this attester's tokens and gate stand on a hardware-attested device key.
     public var requiresHardware: Bool { requireHardwareAttestation || kind.hardwarePlatform != nil }
 
-    /// What the audit log records of an attester (never its HS256 secret).
+    /// What the audit log records of an attester (never its HS256 secret nor its Play Integrity credentials).
     public var snapshot: AuditSnapshot {
         [
             "kind": .string(kind.rawValue), "powFormat": .string(pow.format.rawValue), "maxNumber": .int(pow.maxNumber), "cost": .int(pow.cost),
@@ -276,6 +284,8 @@ public struct Attester: Equatable, Sendable {
             "requireHardwareAttestation": .string(String(requireHardwareAttestation)),
             "appAttest": appAttest.map { .strings($0.summary) } ?? .null,
             "androidKeyAttestation": androidKeyAttestation.map { .strings($0.summary) } ?? .null,
+            "playIntegrity": playIntegrity.map { .strings($0.summary) } ?? .null,
+            "acceptPlayIntegrity": acceptPlayIntegrity.map { .string("\($0.attestID) \($0.minimumIntegrity.rawValue)") } ?? .null,
         ]
     }
 }

@@ -24,6 +24,12 @@ public struct AttesterChange: Sendable, Equatable {
     public var appAttest: AppAttestPolicy?
     public var androidKeyAttestation: AndroidKeyAttestationPolicy?
     public var requireHardwareAttestation: Bool?
+    /// Whole settings, replacing the attester's; the secrets travel apart, in `playIntegrityCredentials`
+    /// (what is not sent is kept, `PlayIntegrityCredentials.merged`).
+    public var playIntegrity: PlayIntegritySettings?
+    public var playIntegrityCredentials: PlayIntegrityCredentials?
+    /// Nil: unchanged; `.some(nil)`: hardware only again.
+    public var acceptPlayIntegrity: PlayIntegrityAcceptance??
 
     public init() {}
 
@@ -34,6 +40,8 @@ public struct AttesterChange: Sendable, Equatable {
             && lhs.algorithm == rhs.algorithm && lhs.bindHeader == rhs.bindHeader && lhs.status == rhs.status
             && lhs.requireSignature == rhs.requireSignature && lhs.enforcement == rhs.enforcement && lhs.appAttest == rhs.appAttest
             && lhs.androidKeyAttestation == rhs.androidKeyAttestation && lhs.requireHardwareAttestation == rhs.requireHardwareAttestation
+            && lhs.playIntegrity == rhs.playIntegrity && lhs.playIntegrityCredentials == rhs.playIntegrityCredentials
+            && lhs.acceptPlayIntegrity == rhs.acceptPlayIntegrity
             && lhs.routes?.map { "\($0.method) \($0.pathPrefix)" } == rhs.routes?.map { "\($0.method) \($0.pathPrefix)" }
     }
 
@@ -91,17 +99,20 @@ public struct AttesterChange: Sendable, Equatable {
             guard let parsed = AttesterKind(rawValue: kind) else {
                 throw DomainError(
                     .invalidAttester,
-                    "kind is pow, captcha, pow+captcha, appAttest or androidKeyAttestation.",
+                    "kind is pow, captcha, pow+captcha, appAttest, androidKeyAttestation or playIntegrity.",
                     field: "kind"
                 )
             }
             if parsed != .appAttest { updated.appAttest = nil }
             if parsed != .androidKeyAttestation { updated.androidKeyAttestation = nil }
+            if parsed != .playIntegrity { updated.playIntegrity = nil }
             if attester.kind.hardwarePlatform != nil, parsed.hardwarePlatform == nil { updated.requireHardwareAttestation = false }
             updated.kind = parsed
         }
         if let appAttest { updated.appAttest = appAttest }
         if let androidKeyAttestation { updated.androidKeyAttestation = androidKeyAttestation }
+        if let playIntegrity { updated.playIntegrity = playIntegrity }
+        if let acceptPlayIntegrity { updated.acceptPlayIntegrity = acceptPlayIntegrity }
         if let requireHardwareAttestation {
             guard requireHardwareAttestation || updated.kind.hardwarePlatform == nil else {
                 throw DomainError(
@@ -112,5 +123,7 @@ public struct AttesterChange: Sendable, Equatable {
             }
             updated.requireHardwareAttestation = requireHardwareAttestation
         }
+        // Leaving hardware behind drops what stood in for it, unless the change names it (then refused).
+        if !updated.requiresHardware, acceptPlayIntegrity == nil { updated.acceptPlayIntegrity = nil }
     }
 }

@@ -116,6 +116,9 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
         case attestationKeyReused = "attestation_key_reused"
         case attestedKeyUnknown = "attested_key_unknown"
         case hardwareAttestationRequired = "hardware_attestation_required"
+        // Play Integrity (docs/attestation.md): a token refused, with its reason in the detail, or none sent.
+        case integrityRefused = "integrity_refused"
+        case integrityTokenRequired = "integrity_token_required"
 
         /// The kind a refusal with this code has unless its thrower says otherwise.
         public var kind: Kind {
@@ -128,6 +131,7 @@ public struct DomainError: Error, Equatable, Sendable, CustomStringConvertible {
                 .adminTokenNameTaken:
                 .conflict
             case .attesterDisabled, .roleDisabled, .riskDecisionRequired, .accountNotVouched, .storageAccessDenied, .hardwareAttestationRequired,
+                .integrityTokenRequired,
                 .adminTokenReadOnly, .consoleFormRefused:
                 .forbidden
             case .attestationRequired: .unauthenticated

@@ -4,12 +4,15 @@
 public enum SealedValue: Equatable, Sendable {
     case appSecret(appID: AppID, kind: SecretKind, version: Int, sealed: [UInt8])
     case attesterSecret(appID: AppID, attestID: String, sealed: [UInt8])
+    /// A `playIntegrity` attester's response keys and service account, one sealed JSON.
+    case attesterCredentials(appID: AppID, attestID: String, sealed: [UInt8])
     case signingKey(kid: String, sealed: [UInt8])
     case roleKey(appID: AppID, roleID: String, sealed: [UInt8])
 
     public var sealed: [UInt8] {
         switch self {
-        case .appSecret(_, _, _, let sealed), .attesterSecret(_, _, let sealed), .signingKey(_, let sealed), .roleKey(_, _, let sealed):
+        case .appSecret(_, _, _, let sealed), .attesterSecret(_, _, let sealed), .attesterCredentials(_, _, let sealed), .signingKey(_, let sealed),
+            .roleKey(_, _, let sealed):
             sealed
         }
     }
@@ -18,6 +21,7 @@ public enum SealedValue: Equatable, Sendable {
         switch self {
         case .appSecret(let appID, let kind, let version, _): Self.appSecretContext(appID: appID, kind: kind, version: version)
         case .attesterSecret(let appID, let attestID, _): Self.attesterSecretContext(appID: appID, attestID: attestID)
+        case .attesterCredentials(let appID, let attestID, _): Self.attesterCredentialsContext(appID: appID, attestID: attestID)
         case .signingKey(let kid, _): Self.signingKeyContext(kid: kid)
         case .roleKey(let appID, let roleID, _): Self.roleKeyContext(appID: appID, roleID: roleID)
         }
@@ -28,6 +32,7 @@ public enum SealedValue: Equatable, Sendable {
         switch self {
         case .appSecret(let appID, let kind, let version, _): .appSecret(appID: appID, kind: kind, version: version, sealed: sealed)
         case .attesterSecret(let appID, let attestID, _): .attesterSecret(appID: appID, attestID: attestID, sealed: sealed)
+        case .attesterCredentials(let appID, let attestID, _): .attesterCredentials(appID: appID, attestID: attestID, sealed: sealed)
         case .signingKey(let kid, _): .signingKey(kid: kid, sealed: sealed)
         case .roleKey(let appID, let roleID, _): .roleKey(appID: appID, roleID: roleID, sealed: sealed)
         }
@@ -35,6 +40,7 @@ public enum SealedValue: Equatable, Sendable {
 
     public static func appSecretContext(appID: AppID, kind: SecretKind, version: Int) -> String { "app-secret:\(appID):\(kind.rawValue):\(version)" }
     public static func attesterSecretContext(appID: AppID, attestID: String) -> String { "attester:\(appID):\(attestID)" }
+    public static func attesterCredentialsContext(appID: AppID, attestID: String) -> String { "attester-credentials:\(appID):\(attestID)" }
     public static func signingKeyContext(kid: String) -> String { "signing-key:\(kid)" }
     public static func roleKeyContext(appID: AppID, roleID: String) -> String { "role-key:\(appID):\(roleID)" }
 }

@@ -123,6 +123,8 @@ public struct Device: Equatable, Sendable {
     public var keyEpoch: Int
     /// What the device's hardware proved (or failed to), kept apart from what its SDK says.
     public var hardware: HardwareAttestationState = .none
+    /// What Google Play Integrity's latest verdict on the device said, and when.
+    public var integrity: PlayIntegrityState?
 
     public init(
         appID: AppID,
@@ -154,6 +156,17 @@ public struct Device: Equatable, Sendable {
         self.lastSeen = lastSeen
         self.lastAddress = lastAddress
         self.keyEpoch = keyEpoch
+    }
+}
+
+/// A device's latest Play Integrity verdict, accepted or refused by its attester, as its row keeps it.
+public struct PlayIntegrityState: Equatable, Sendable {
+    public let facts: PlayIntegrityFacts
+    public let at: Date
+
+    public init(facts: PlayIntegrityFacts, at: Date) {
+        self.facts = facts
+        self.at = at
     }
 }
 

@@ -8,6 +8,8 @@ public struct Velocity: Equatable, Sendable {
     public var deviceAccountsLastDay: Int
     public var accountDevicesLastDay: Int
     public var ipDevicesLastHour: Int
+    /// The farm signal's counts (`AttestationFarm`).
+    public var attestations: AttestationCounts = .none
 
     public init(deviceEventsLastMinute: Int, deviceAccountsLastDay: Int, accountDevicesLastDay: Int, ipDevicesLastHour: Int) {
         self.deviceEventsLastMinute = deviceEventsLastMinute
@@ -146,8 +148,11 @@ public enum RiskEngine {
         case .failed(let time):
             hits.append((.attestationFailed, "The device's last hardware attestation, at \(time.ISO8601Format()), was refused."))
         case .none:
-            if hardwareRequired { hits.append((.attestationMissing, "The app requires hardware attestation and this device has none.")) }
+            if hardwareRequired, device.integrity == nil {
+                hits.append((.attestationMissing, "The app requires hardware attestation and this device has none."))
+            }
         }
+        if let integrity = device.integrity { hits += PlayIntegrityTags.hits(integrity.facts, at: integrity.at) }
         let signals: [(EnvironmentSignals, RiskTag)] = [
             (.simulator, .deviceSimulator), (.jailbreak, .deviceJailbreak), (.debugger, .deviceDebugger),
             (.hooking, .deviceHooking), (.proxy, .deviceProxy), (.vpn, .deviceVPN),
@@ -172,6 +177,7 @@ public enum RiskEngine {
         // The store counts each up to its limit + 1 (the cost of counting stays flat under an attack),
         // so past the limit the sentence says "more than".
         return checks.filter { $0.0 > $0.1 }.map { _, limit, tag, what in (tag, "More than \(limit) \(what) (limit \(limit)).") }
+            + AttestationFarm.hits(velocity.attestations, rules: rules)
     }
 
     static func tokenTag(_ state: ZTokenState) -> RiskTag? {

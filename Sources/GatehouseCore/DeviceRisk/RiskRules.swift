@@ -24,6 +24,14 @@ public enum RiskTag: String, Sendable, CaseIterable, Codable, Comparable {
     case attestationHardware = "attestation.hardware"
     case attestationFailed = "attestation.failed"
     case attestationMissing = "attestation.missing"
+    case attestationPlayIntegrity = "attestation.play_integrity"
+    case attestationFarm = "attestation.farm"
+    case deviceIntegrityFailed = "device.integrity_failed"
+    case deviceActivityHigh = "device.activity_high"
+    case appUnrecognized = "app.unrecognized"
+    case appUnlicensed = "app.unlicensed"
+    case environmentRiskyApps = "environment.risky_apps"
+    case environmentPlayProtectRisk = "environment.play_protect_risk"
 
     public static func < (lhs: RiskTag, rhs: RiskTag) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -42,7 +50,9 @@ public enum RiskTag: String, Sendable, CaseIterable, Codable, Comparable {
     static let defaultWeights: [RiskTag: Int] = [
         .deviceUnknown: 20, .deviceSimulator: 40, .deviceJailbreak: 40, .deviceDebugger: 30, .deviceHooking: 60, .deviceProxy: 15,
         .deviceVPN: 10, .deviceEventsPerMinute: 40, .deviceAccountsPerDay: 35, .accountDevicesPerDay: 30, .ipDevicesPerHour: 30,
-        .ipChanged: 10, .attestationHardware: 0, .attestationFailed: 50, .attestationMissing: 30,
+        .ipChanged: 10, .attestationHardware: 0, .attestationFailed: 50, .attestationMissing: 30, .attestationPlayIntegrity: 0,
+        .attestationFarm: 40, .deviceIntegrityFailed: 50, .deviceActivityHigh: 30, .appUnrecognized: 40, .appUnlicensed: 30,
+        .environmentRiskyApps: 40, .environmentPlayProtectRisk: 30,
     ]
 }
 
@@ -55,6 +65,11 @@ public struct RiskRules: Equatable, Sendable, Codable {
     public var maxDeviceAccountsPerDay: Int?
     public var maxAccountDevicesPerDay: Int?
     public var maxIPDevicesPerHour: Int?
+    /// The farm signal's thresholds: attestations one address or network shows in an hour, newly
+    /// attested devices one account shows in a day (`attestation.farm` past any).
+    public var maxAddressAttestationsPerHour: Int?
+    public var maxNetworkAttestationsPerHour: Int?
+    public var maxAccountAttestationsPerDay: Int?
     /// Score added per tag, by the tag's raw value; 0 to 100.
     public var weights: [String: Int]?
 
@@ -65,8 +80,14 @@ public struct RiskRules: Equatable, Sendable, Codable {
         maxDeviceAccountsPerDay: Int? = nil,
         maxAccountDevicesPerDay: Int? = nil,
         maxIPDevicesPerHour: Int? = nil,
+        maxAddressAttestationsPerHour: Int? = nil,
+        maxNetworkAttestationsPerHour: Int? = nil,
+        maxAccountAttestationsPerDay: Int? = nil,
         weights: [String: Int]? = nil
     ) {
+        self.maxAddressAttestationsPerHour = maxAddressAttestationsPerHour
+        self.maxNetworkAttestationsPerHour = maxNetworkAttestationsPerHour
+        self.maxAccountAttestationsPerDay = maxAccountAttestationsPerDay
         self.reviewAt = reviewAt
         self.rejectAt = rejectAt
         self.maxDeviceEventsPerMinute = maxDeviceEventsPerMinute
@@ -83,6 +104,9 @@ public struct RiskRules: Equatable, Sendable, Codable {
         maxDeviceAccountsPerDay: 3,
         maxAccountDevicesPerDay: 3,
         maxIPDevicesPerHour: 20,
+        maxAddressAttestationsPerHour: 10,
+        maxNetworkAttestationsPerHour: 30,
+        maxAccountAttestationsPerDay: 3,
         weights: RiskTag.defaultWeights
     )
 
@@ -97,6 +121,8 @@ public struct RiskRules: Equatable, Sendable, Codable {
         let limits = [
             ("maxDeviceEventsPerMinute", maxDeviceEventsPerMinute), ("maxDeviceAccountsPerDay", maxDeviceAccountsPerDay),
             ("maxAccountDevicesPerDay", maxAccountDevicesPerDay), ("maxIPDevicesPerHour", maxIPDevicesPerHour),
+            ("maxAddressAttestationsPerHour", maxAddressAttestationsPerHour), ("maxNetworkAttestationsPerHour", maxNetworkAttestationsPerHour),
+            ("maxAccountAttestationsPerDay", maxAccountAttestationsPerDay),
         ]
         for (name, value) in limits {
             if let value, !(1...1_000_000).contains(value) {
@@ -133,6 +159,9 @@ public struct RiskRules: Equatable, Sendable, Codable {
             maxDeviceAccountsPerDay: pick(\.maxDeviceAccountsPerDay, base.maxDeviceAccountsPerDay),
             maxAccountDevicesPerDay: pick(\.maxAccountDevicesPerDay, base.maxAccountDevicesPerDay),
             maxIPDevicesPerHour: pick(\.maxIPDevicesPerHour, base.maxIPDevicesPerHour),
+            maxAddressAttestationsPerHour: pick(\.maxAddressAttestationsPerHour, base.maxAddressAttestationsPerHour),
+            maxNetworkAttestationsPerHour: pick(\.maxNetworkAttestationsPerHour, base.maxNetworkAttestationsPerHour),
+            maxAccountAttestationsPerDay: pick(\.maxAccountAttestationsPerDay, base.maxAccountAttestationsPerDay),
             weights: weights
         )
         // reviewAt at or above rejectAt is allowed: it means there is no review band.
@@ -148,5 +177,8 @@ public struct EffectiveRiskRules: Equatable, Sendable {
     public let maxDeviceAccountsPerDay: Int
     public let maxAccountDevicesPerDay: Int
     public let maxIPDevicesPerHour: Int
+    public let maxAddressAttestationsPerHour: Int
+    public let maxNetworkAttestationsPerHour: Int
+    public let maxAccountAttestationsPerDay: Int
     public let weights: [RiskTag: Int]
 }

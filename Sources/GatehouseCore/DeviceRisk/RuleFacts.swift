@@ -24,6 +24,9 @@ public enum RuleFacts {
                     "deviceAccountsLastDay": .int(Int64(counts.deviceAccountsLastDay)),
                     "accountDevicesLastDay": .int(Int64(counts.accountDevicesLastDay)),
                     "ipDevicesLastHour": .int(Int64(counts.ipDevicesLastHour)),
+                    "addressAttestationsLastHour": .int(Int64(counts.attestations.addressLastHour)),
+                    "networkAttestationsLastHour": .int(Int64(counts.attestations.networkLastHour)),
+                    "accountAttestationsLastDay": .int(Int64(counts.attestations.accountLastDay)),
                 ]
             ),
             "lists": .object(
@@ -37,7 +40,9 @@ public enum RuleFacts {
     }
 
     static func fields(of device: Device?) -> [String: ExpressionValue] {
-        guard let device else { return ["known": .bool(false), "signals": .map([:]), "attestationFailed": .bool(false)] }
+        guard let device else {
+            return ["known": .bool(false), "signals": .map([:]), "attestationFailed": .bool(false), "appsDetected": .list([])]
+        }
         var signals: [ExpressionValue.MapKey: ExpressionValue] = [:]
         for name in EnvironmentSignals.named.map(\.0) { signals[.string(name)] = .bool(device.environment.names.contains(name)) }
         var fields: [String: ExpressionValue] = [
@@ -55,7 +60,24 @@ public enum RuleFacts {
         case .failed: fields["attestationFailed"] = .bool(true)
         case .none: break
         }
+        fields["appsDetected"] = .list([])
+        if let integrity = device.integrity { playIntegrityFields(integrity, into: &fields) }
         return fields
+    }
+
+    /// The device's latest Play Integrity verdict, its fields flat on `device` (`device.playIntegrity` is
+    /// the level met, absent when none).
+    static func playIntegrityFields(_ state: PlayIntegrityState, into fields: inout [String: ExpressionValue]) {
+        let facts = state.facts
+        let optional: [(String, String?)] = [
+            ("playIntegrity", facts.integrity?.rawValue), ("playIntegrityRefusal", facts.refusal?.rawValue),
+            ("appRecognition", facts.appRecognition), ("appLicensing", facts.licensing), ("deviceActivity", facts.deviceActivityLevel),
+            ("playProtect", facts.playProtect),
+        ]
+        for (name, value) in optional { if let value { fields[name] = .string(value) } }
+        if let version = facts.versionCode { fields["appVersionCode"] = .int(version) }
+        fields["playIntegrityAt"] = timestamp(state.at)
+        fields["appsDetected"] = .list(facts.appsDetected.map(ExpressionValue.string))
     }
 
     static func timestamp(_ date: Date) -> ExpressionValue {

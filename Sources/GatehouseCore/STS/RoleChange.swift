@@ -17,6 +17,8 @@ public struct RoleChange: Sendable, Equatable {
     public var attestID: String?
     public var requireRiskDecision: Bool?
     public var requireHardwareAttestation: Bool?
+    /// `basic`, `device` or `strong`; `none` for hardware only.
+    public var acceptPlayIntegrity: String?
     public var selfSigned: Bool?
     public var status: String?
 
@@ -61,6 +63,13 @@ public struct RoleChange: Sendable, Equatable {
         if let attestID { updated.attestID = try AttestID(validating: attestID) }
         if let requireRiskDecision { updated.requireRiskDecision = requireRiskDecision }
         if let requireHardwareAttestation { updated.requireHardwareAttestation = requireHardwareAttestation }
+        if let acceptPlayIntegrity {
+            guard acceptPlayIntegrity == "none" || ["basic", "device", "strong"].contains(acceptPlayIntegrity) else {
+                throw DomainError(.invalidRole, "acceptPlayIntegrity is basic, device, strong or none.", field: "acceptPlayIntegrity")
+            }
+            updated.acceptPlayIntegrity = PlayIntegrityLevel(rawValue: acceptPlayIntegrity)
+        }
+        if !updated.requireHardwareAttestation { updated.acceptPlayIntegrity = nil }
         if let selfSigned { updated.selfSigned = selfSigned }
         if let status {
             guard let parsed = RoleStatus(rawValue: status) else {

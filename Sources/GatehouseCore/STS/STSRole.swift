@@ -59,6 +59,10 @@ public struct STSRole: Equatable, Sendable {
     public var requireRiskDecision: Bool
     /// Credentials only for a device whose token says its hardware attested it (not a software key).
     public var requireHardwareAttestation: Bool
+    /// Where hardware is required, a Play Integrity verdict at or above this level is taken instead
+    /// (the role's attester is then a `playIntegrity` one, or one that accepts its verdicts); nil:
+    /// hardware only.
+    public var acceptPlayIntegrity: PlayIntegrityLevel?
     /// Whether `/v1/oss/sign` may sign strings with the long-term key (Alibaba roles only).
     public var selfSigned: Bool
     public var status: RoleStatus
@@ -94,6 +98,14 @@ public struct STSRole: Equatable, Sendable {
         self.status = .active
         self.createdAt = createdAt
         self.updatedAt = createdAt
+    }
+
+    /// Whether the token's device attested as the role asks: anything when it does not ask for hardware;
+    /// else a hardware key (not a software one), or a Play Integrity verdict where the role accepts one.
+    public func admitsAttestation(of claims: AttestationClaims) -> Bool {
+        guard requireHardwareAttestation else { return true }
+        if let level = claims.playIntegrityLevel { return acceptPlayIntegrity.map { level >= $0 } ?? false }
+        return claims.isHardwareAttested
     }
 
     /// The session policy template's placeholders force a known account when present.
@@ -158,6 +170,7 @@ extension STSRole {
             "storageEndpoint": storageEndpoint.map(AuditValue.string) ?? .null, "addressing": .string(addressing.rawValue),
             "attestId": .string(attestID.rawValue), "requireRiskDecision": .string(String(requireRiskDecision)),
             "requireHardwareAttestation": .string(String(requireHardwareAttestation)),
+            "acceptPlayIntegrity": acceptPlayIntegrity.map { .string($0.rawValue) } ?? .null,
             "selfSigned": .string(String(selfSigned)), "status": .string(status.rawValue),
         ]
     }

@@ -74,6 +74,7 @@ public struct AttestationGateOperations: Sendable {
             boundValue: attester.bindHeader.flatMap(header),
             requireBinding: attester.bindHeader != nil,
             requireHardware: attester.requiresHardware,
+            acceptPlayIntegrity: attester.acceptPlayIntegrity?.minimumIntegrity,
             consume: true
         )
         switch outcome {
@@ -122,6 +123,7 @@ public struct AttestationGateOperations: Sendable {
         boundValue: String?,
         requireBinding: Bool,
         requireHardware: Bool = false,
+        acceptPlayIntegrity: PlayIntegrityLevel? = nil,
         consume: Bool
     ) async throws
         -> Introspection
@@ -139,7 +141,9 @@ public struct AttestationGateOperations: Sendable {
         case .failure(let reason): return .inactive(reason)
         case .success(let claims):
             // Before a use is counted: a token refused here keeps its uses.
-            if requireHardware, claims.att == nil { return .inactive(.hardwareRequired) }
+            if requireHardware, !claims.meetsHardwareRequirement(acceptingPlayIntegrity: acceptPlayIntegrity) {
+                return .inactive(.hardwareRequired)
+            }
             if consume, let limit = claims.lim {
                 guard try await access.store.useToken(appID: app.id, jti: claims.jti, limit: limit, expiresAt: claims.expiresAt) else {
                     return .inactive(.usedUp)

@@ -10,12 +10,20 @@ public struct AttestationSDKOperations: Sendable {
     /// Challenges and redemptions per client address and device (`GATEHOUSE_ATTEST_REQUESTS_PER_MINUTE`).
     let limits: RateLimits
     let hardware: HardwareProofOperations
+    let integrity: PlayIntegrityProofOperations
 
-    public init(access: AttesterAccess, issuer: String, limits: RateLimits, trust: AttestationTrustSource) {
+    public init(
+        access: AttesterAccess,
+        issuer: String,
+        limits: RateLimits,
+        trust: AttestationTrustSource,
+        playIntegrity: any PlayIntegrityUpstream
+    ) {
         self.access = access
         self.issuer = issuer
         self.limits = limits
         hardware = HardwareProofOperations(access: access, trust: trust)
+        integrity = PlayIntegrityProofOperations(access: access, google: playIntegrity)
     }
 
     public struct IssuedChallenge: Sendable {
@@ -24,8 +32,14 @@ public struct AttestationSDKOperations: Sendable {
         public let challenge: PowChallenge?
         /// Whether the token exchange needs a captcha pass too (the attester's kind, or a risky device).
         public let captchaRequired: Bool
-        /// The single-use nonce the device's hardware signs, when the attester requires hardware.
+        /// The single-use nonce the device's hardware signs (or its classic Play Integrity request
+        /// carries), when the attester requires hardware or is a `playIntegrity` attester.
         public let nonce: String?
+        /// Standard Play Integrity's `requestHash` for the nonce, where Play Integrity verdicts are taken.
+        public var requestHash: String? {
+            guard let nonce, attester.kind == .playIntegrity || attester.acceptPlayIntegrity != nil else { return nil }
+            return PlayIntegritySettings.requestHash(nonce: nonce)
+        }
         public let level: Int
         public let expiresAt: Date
     }
@@ -69,6 +83,8 @@ public struct AttestationSDKOperations: Sendable {
         captchaPassToken: String?,
         pay: String?,
         proof: HardwareProof?,
+        integrityToken: String? = nil,
+        integrityRequest: String? = nil,
         nonce: String?,
         address: String?
     ) async throws -> (
@@ -81,8 +97,12 @@ public struct AttestationSDKOperations: Sendable {
             throw DomainError(.invalidBinding, "pay is base64(SHA-256(bound value)): 44 characters.", field: "pay")
         }
         var hardwareKey: AttestedDeviceKey?
-        if attester.requiresHardware {
-            hardwareKey = try await hardware.verify(proof, nonce: nonce, attester: attester, app: app, device: device, at: now)
+        var integrityLevel: PlayIntegrityLevel?
+        let presented = PlayIntegrityProofOperations.Presented(token: integrityToken, request: integrityRequest, nonce: nonce)
+        if attester.kind == .playIntegrity || (attester.acceptPlayIntegrity != nil && proof == nil && integrityToken != nil) {
+            integrityLevel = try await integrity.verify(presented, attester: attester, app: app, device: device, address: address, at: now)
+        } else if attester.requiresHardware {
+            hardwareKey = try await hardware.verify(proof, nonce: nonce, attester: attester, app: app, device: device, address: address, at: now)
         }
         if attester.kind.asksForWork { try await spendSolution(payload, app: app, attester: attester, device: device, at: now) }
         // The captcha requirement is judged again here, from the device's risk now (a PoW challenge
@@ -100,6 +120,7 @@ public struct AttestationSDKOperations: Sendable {
             address: address,
             binding: pay,
             hardware: hardwareKey,
+            playIntegrity: integrityLevel,
             at: now,
             signer: try await access.signer(for: attester, app: app),
             using: &generator

@@ -14,6 +14,8 @@ public struct AttesterAccess: Sendable {
     let box: SecretBox
     public let keys: SigningKeyRing
     let clock: any GatehouseClock
+    /// `GATEHOUSE_STS_PRIVATE_ENDPOINTS`: whether a Play Integrity attester may name an internal decode endpoint.
+    let allowInternalEndpoints: Bool
 
     public init(
         store: any AttestationStore & AttestedKeyStore,
@@ -22,8 +24,10 @@ public struct AttesterAccess: Sendable {
         apps: AppOperations,
         box: SecretBox,
         keys: SigningKeyRing,
-        clock: any GatehouseClock
+        clock: any GatehouseClock,
+        allowInternalEndpoints: Bool = false
     ) {
+        self.allowInternalEndpoints = allowInternalEndpoints
         self.store = store
         self.devices = devices
         self.captcha = captcha
@@ -82,6 +86,33 @@ public struct AttesterAccess: Sendable {
         return SymmetricKey(data: Array(derived.withUnsafeBytes { Hex.encode($0) }.utf8))
     }
 
+    /// A `playIntegrity` attester's credentials, opened.
+    func credentials(_ stored: StoredAttester) throws -> PlayIntegrityCredentials {
+        guard let sealed = stored.sealedCredentials else {
+            throw StoreError.corruptRow("playIntegrity attester \(stored.attester.attestID) has no credentials")
+        }
+        return try PlayIntegrityCredentials.opened(sealed, with: box, context: Self.credentialsContext(stored.attester))
+    }
+
+    /// The credentials a `playIntegrity` attester keeps after `change`, sealed: those sent over those
+    /// kept, only what its modes use. Nil for every other kind.
+    func sealedCredentials(for attester: Attester, change: AttesterChange, previous: StoredAttester?) throws -> [UInt8]? {
+        guard let settings = attester.playIntegrity else { return nil }
+        if settings.decodeEndpoint != PlayIntegritySettings.googleEndpoint,
+            let refusal = UpstreamEndpoint.refusal(settings.decodeEndpoint, allowInternal: allowInternalEndpoints)
+        {
+            throw DomainError(.invalidAttester, "playIntegrity.decodeEndpoint: \(refusal).", field: "playIntegrity.decodeEndpoint")
+        }
+        var kept: PlayIntegrityCredentials?
+        if let previous, previous.attester.kind == .playIntegrity { kept = try credentials(previous) }
+        let merged = try (change.playIntegrityCredentials ?? PlayIntegrityCredentials()).merged(over: kept, modes: settings.modes)
+        return merged.sealed(with: box, context: Self.credentialsContext(attester))
+    }
+
+    static func credentialsContext(_ attester: Attester) -> String {
+        SealedValue.attesterCredentialsContext(appID: attester.appID, attestID: attester.attestID.rawValue)
+    }
+
     static func secretContext(_ attester: Attester) -> String {
         SealedValue.attesterSecretContext(appID: attester.appID, attestID: attester.attestID.rawValue)
     }
@@ -89,7 +120,23 @@ public struct AttesterAccess: Sendable {
 
 extension AttesterAccess {
     /// Over the whole store: each capability's part from its own store.
-    public init(store: SQLStore, apps: AppOperations, box: SecretBox, keys: SigningKeyRing, clock: any GatehouseClock) {
-        self.init(store: store.attestation, devices: store.deviceRisk, captcha: store.captcha, apps: apps, box: box, keys: keys, clock: clock)
+    public init(
+        store: SQLStore,
+        apps: AppOperations,
+        box: SecretBox,
+        keys: SigningKeyRing,
+        clock: any GatehouseClock,
+        allowInternalEndpoints: Bool = false
+    ) {
+        self.init(
+            store: store.attestation,
+            devices: store.deviceRisk,
+            captcha: store.captcha,
+            apps: apps,
+            box: box,
+            keys: keys,
+            clock: clock,
+            allowInternalEndpoints: allowInternalEndpoints
+        )
     }
 }

@@ -24,6 +24,8 @@ public struct AttesterOperations: Sendable {
         let id = attestID
         let now = access.clock.now()
         let attester = try change.applied(to: Attester(appID: app.id, attestID: id, createdAt: now, updatedAt: now), at: now)
+        try await checkAcceptance(attester, app: app)
+        let credentials = try access.sealedCredentials(for: attester, change: change, previous: nil)
         let (sealed, secret) = access.sharedSecret(for: attester, previous: nil)
         let audit = origin.entry(
             at: now,
@@ -32,10 +34,13 @@ public struct AttesterOperations: Sendable {
             targetID: "\(app.appKey)/\(id)",
             appID: app.id,
             before: nil,
-            after: attester.snapshot
+            after: attester.snapshot.merging(Self.credentialsNamed(change)) { $1 }
         )
         do {
-            try await access.store.createAttester(StoredAttester(attester: attester, sealedSecret: sealed), audit: audit)
+            try await access.store.createAttester(
+                StoredAttester(attester: attester, sealedSecret: sealed, sealedCredentials: credentials),
+                audit: audit
+            )
         } catch {
             if case .conflict = error { throw DomainError(.attesterExists, "App \(app.appKey) already has attester \(id).", field: "attestId") }
             throw error
@@ -49,6 +54,8 @@ public struct AttesterOperations: Sendable {
         let stored = try await access.storedAttester(app, attestID)
         let now = access.clock.now()
         let updated = try change.applied(to: stored.attester, at: now)
+        try await checkAcceptance(updated, app: app)
+        let credentials = try access.sealedCredentials(for: updated, change: change, previous: stored)
         let (sealed, secret) = access.sharedSecret(for: updated, previous: stored)
         let audit = origin.entry(
             at: now,
@@ -57,10 +64,35 @@ public struct AttesterOperations: Sendable {
             targetID: "\(app.appKey)/\(updated.attestID)",
             appID: app.id,
             before: stored.attester.snapshot,
-            after: updated.snapshot
+            after: updated.snapshot.merging(Self.credentialsNamed(change)) { $1 }
         )
-        try await access.store.updateAttester(from: stored.attester, to: StoredAttester(attester: updated, sealedSecret: sealed), audit: audit)
+        try await access.store.updateAttester(
+            from: stored.attester,
+            to: StoredAttester(attester: updated, sealedSecret: sealed, sealedCredentials: credentials),
+            audit: audit
+        )
         return AttesterResult(attester: updated, sharedSecret: secret)
+    }
+
+    /// An attester that takes Play Integrity verdicts names one of the app's `playIntegrity` attesters.
+    private func checkAcceptance(_ attester: Attester, app: App) async throws {
+        guard let acceptance = attester.acceptPlayIntegrity else { return }
+        guard let named = try await access.store.attester(appID: app.id, attestID: acceptance.attestID), named.attester.kind == .playIntegrity
+        else {
+            throw DomainError(
+                .invalidAttester,
+                "acceptPlayIntegrity.attestId names no playIntegrity attester of app \(app.appKey).",
+                field: "acceptPlayIntegrity.attestId"
+            )
+        }
+    }
+
+    /// Which Play Integrity secrets a change replaced, for the audit log: their names, never their values.
+    static func credentialsNamed(_ change: AttesterChange) -> AuditSnapshot {
+        guard let sent = change.playIntegrityCredentials else { return [:] }
+        let names = [("decryptionKey", sent.decryptionKey), ("verificationKey", sent.verificationKey), ("serviceAccount", sent.serviceAccount)]
+            .filter { $0.1 != nil }.map(\.0)
+        return names.isEmpty ? [:] : ["playIntegritySecretsReplaced": .strings(names)]
     }
 
     public func attesters(_ appKey: AppKey) async throws -> [Attester] {

@@ -9,11 +9,12 @@ struct HardwareProofOperations: Sendable {
     let access: AttesterAccess
     let trust: AttestationTrustSource
 
-    /// A single-use nonce for the device's hardware to sign, when the attester requires hardware.
+    /// A single-use nonce for the device's hardware to sign, or for its Play Integrity request to carry,
+    /// when the attester requires hardware or is a `playIntegrity` attester.
     func nonce(for attester: Attester, app: App, device: DeviceID, expiresAt: Date) -> String? {
-        guard attester.requiresHardware else { return nil }
+        guard attester.requiresHardware || attester.kind == .playIntegrity else { return nil }
         var generator = SystemRandomNumberGenerator()
-        return AttestationNonce.issue(binding: binding(attester, device), expiresAt: expiresAt, key: nonceKey(app), using: &generator)
+        return AttestationNonce.issue(binding: Self.binding(attester, device), expiresAt: expiresAt, key: nonceKey(app), using: &generator)
     }
 
     /// The device key `proof` stands on, when it is good: a new key attested over `nonce` (and kept),
@@ -25,6 +26,7 @@ struct HardwareProofOperations: Sendable {
         attester: Attester,
         app: App,
         device: DeviceID,
+        address: String?,
         at now: Date
     ) async throws
         -> AttestedDeviceKey
@@ -39,7 +41,7 @@ struct HardwareProofOperations: Sendable {
         guard let nonce else {
             throw DomainError(.attestationNonceMismatch, "Send the challenge's nonce with the attestation or assertion.", field: "nonce")
         }
-        let claim = try AttestationNonce.claim(nonce, binding: binding(attester, device), key: nonceKey(app), at: now)
+        let claim = try AttestationNonce.claim(nonce, binding: Self.binding(attester, device), key: nonceKey(app), at: now)
         guard try await access.store.useSolution(appID: app.id, replayKey: claim.replayKey, expiresAt: claim.expiresAt) else {
             throw DomainError(.attestationNonceReused, "This nonce was already used once; fetch a new challenge.", field: "nonce")
         }
@@ -56,7 +58,7 @@ struct HardwareProofOperations: Sendable {
                     at: now
                 )
             case .appAttest, .androidKey:
-                return try await attestNewKey(proof, nonce: nonce, attester: attester, device: device, at: now)
+                return try await attestNewKey(proof, nonce: nonce, attester: attester, device: device, address: address, at: now)
             }
         } catch let refusal as DomainError {
             try await access.store.recordAttestationFailure(appID: app.id, deviceID: device, at: now)
@@ -69,6 +71,7 @@ struct HardwareProofOperations: Sendable {
         nonce: String,
         attester: Attester,
         device: DeviceID,
+        address: String?,
         at now: Date
     ) async throws
         -> AttestedDeviceKey
@@ -81,7 +84,7 @@ struct HardwareProofOperations: Sendable {
             )
         }
         let key = try await HardwareAttestation.attest(proof, nonce: nonce, attester: attester, device: device, trust: trust.current(), at: now)
-        guard try await access.store.insertAttestedKey(key) else {
+        guard try await access.store.insertAttestedKey(key, sighting: AttestationFarm.Sighting(address: address, member: "key:\(key.keyID)")) else {
             throw DomainError(.attestationKeyReused, "This key was attested before; sign with it (assertion) instead.", field: "keyId")
         }
         return key
@@ -119,12 +122,14 @@ struct HardwareProofOperations: Sendable {
         return key
     }
 
-    private func binding(_ attester: Attester, _ device: DeviceID) -> PowBinding {
+    static func binding(_ attester: Attester, _ device: DeviceID) -> PowBinding {
         PowBinding(attestID: attester.attestID.rawValue, deviceID: device.rawValue)
     }
 
+    private func nonceKey(_ app: App) -> SymmetricKey { Self.nonceKey(app, box: access.box) }
+
     /// HKDF of the master key, one per app, apart from every other derived key.
-    private func nonceKey(_ app: App) -> SymmetricKey {
-        access.box.derivedKey(purpose: "attestation-nonce-v1:\(app.appKey)")
+    static func nonceKey(_ app: App, box: SecretBox) -> SymmetricKey {
+        box.derivedKey(purpose: "attestation-nonce-v1:\(app.appKey)")
     }
 }

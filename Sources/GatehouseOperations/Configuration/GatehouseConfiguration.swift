@@ -55,6 +55,9 @@ import Logging
 /// - `GATEHOUSE_STS_PRIVATE_ENDPOINTS` (bool, default `false`): let STS roles call plain `http` and
 ///   loopback, private and link-local addresses (an internal MinIO, LocalStack or moto); otherwise a
 ///   role's `stsEndpoint` is `https` to a public name or address. Read by `serve` and `role` commands.
+/// - `GATEHOUSE_PLAY_INTEGRITY_TIMEOUT_MS` (default `5000`, 100 to 30000): how long a standard Play
+///   Integrity token may wait for Google (the access token and the decode call together) before the
+///   device is told to retry.
 /// - `GATEHOUSE_ANDROID_REVOCATION_LIST` (string, default none): a file holding Google's attestation
 ///   status list (JSON from https://android.googleapis.com/attestation/status); read at start and
 ///   again within a minute of each change. Chains with a listed certificate are refused.
@@ -87,6 +90,7 @@ public struct GatehouseConfiguration: Sendable {
     public var gateCredentialHeader: String
     public var captchaEmbedOrigins: [String]
     public var stsPrivateEndpoints: Bool
+    public var playIntegrityTimeoutMilliseconds: Int = 5_000
     public var androidRevocationList: String?
     public var testAttestationRoots: String?
 
@@ -181,7 +185,7 @@ public struct GatehouseConfiguration: Sendable {
             }
             embedOrigins.append(origin)
         }
-        self.init(
+        var configuration = GatehouseConfiguration(
             hostname: gatehouse.string(forKey: "hostname", default: "127.0.0.1"),
             port: port,
             probePort: probePort,
@@ -210,6 +214,8 @@ public struct GatehouseConfiguration: Sendable {
             androidRevocationList: gatehouse.string(forKey: "android.revocation.list"),
             testAttestationRoots: gatehouse.string(forKey: "test.attestation.roots")
         )
+        configuration.playIntegrityTimeoutMilliseconds = min(30_000, max(100, gatehouse.int(forKey: "play.integrity.timeout.ms", default: 5_000)))
+        self = configuration
     }
 
     public var storeLocation: StoreLocation {

@@ -243,7 +243,9 @@ public struct RiskAdminOperations: Sendable {
         let values: [(String, Int?)] = [
             ("reviewAt", rules.reviewAt), ("rejectAt", rules.rejectAt), ("maxDeviceEventsPerMinute", rules.maxDeviceEventsPerMinute),
             ("maxDeviceAccountsPerDay", rules.maxDeviceAccountsPerDay), ("maxAccountDevicesPerDay", rules.maxAccountDevicesPerDay),
-            ("maxIPDevicesPerHour", rules.maxIPDevicesPerHour),
+            ("maxIPDevicesPerHour", rules.maxIPDevicesPerHour), ("maxAddressAttestationsPerHour", rules.maxAddressAttestationsPerHour),
+            ("maxNetworkAttestationsPerHour", rules.maxNetworkAttestationsPerHour),
+            ("maxAccountAttestationsPerDay", rules.maxAccountAttestationsPerDay),
         ]
         for (name, value) in values { if let value { snapshot[name] = .int(value) } }
         for (tag, weight) in rules.weights ?? [:] { snapshot["weight:\(tag)"] = .int(weight) }

@@ -72,7 +72,7 @@ public struct STSOperations: Sendable {
             throw DomainError(.attestationRequired, "The attestation token is not valid (\(reason.rawValue)).", field: attester.tokenHeader)
         case .active(let active): claims = active
         }
-        guard !role.requireHardwareAttestation || claims.isHardwareAttested else {
+        guard role.admitsAttestation(of: claims) else {
             throw DomainError(
                 .hardwareAttestationRequired,
                 "Role \(role.roleID) needs a device whose hardware attested it; this token's device attested otherwise.",

@@ -44,6 +44,10 @@ extension Components.Schemas.Attester {
                     minimumOsPatchLevel: $0.minimumOSPatchLevel
                 )
             },
+            playIntegrity: attester.playIntegrity.map(Components.Schemas.PlayIntegrityPolicyFields.init),
+            acceptPlayIntegrity: attester.acceptPlayIntegrity.map {
+                .init(attestId: $0.attestID.rawValue, minimumIntegrity: .init(rawValue: $0.minimumIntegrity.rawValue) ?? .device)
+            },
             requireHardwareAttestation: attester.requiresHardware,
             enforcement: attester.enforcement == .monitor ? .monitor : .enforce,
             routes: attester.routes.map { .init(method: .init(rawValue: $0.method) ?? ._ast_, pathPrefix: $0.pathPrefix) },
@@ -69,6 +73,8 @@ protocol AttesterSettingsBody {
     var appAttest: Components.Schemas.AppAttestSettings? { get }
     var androidKeyAttestation: Components.Schemas.AndroidKeyAttestationSettings? { get }
     var requireHardwareAttestation: Bool? { get }
+    var playIntegrity: Components.Schemas.PlayIntegritySettings? { get }
+    var acceptPlayIntegrity: Components.Schemas.PlayIntegrityAcceptance? { get }
     var enforcementName: String? { get }
     var routes: [Components.Schemas.ProtectedRoute]? { get }
 }
@@ -118,6 +124,14 @@ extension AttesterChange {
                 environment: settings.environment.rawValue
             )
         }
+        if let settings = body.playIntegrity {
+            (playIntegrity, playIntegrityCredentials) = try Self.playIntegrity(settings)
+        }
+        if let acceptance = body.acceptPlayIntegrity {
+            acceptPlayIntegrity =
+                acceptance.minimumIntegrity == .none
+                ? .some(nil) : try PlayIntegrityAcceptance(attestID: acceptance.attestId, minimumIntegrity: acceptance.minimumIntegrity.rawValue)
+        }
         if let settings = body.androidKeyAttestation {
             androidKeyAttestation = try AndroidKeyAttestationPolicy.validated(
                 packageNames: settings.packageNames,
@@ -129,6 +143,49 @@ extension AttesterChange {
                 minimumOSPatchLevel: settings.minimumOsPatchLevel.flatMap { $0 == 0 ? nil : $0 }
             )
         }
+    }
+}
+
+extension AttesterChange {
+    /// A `playIntegrity` object as sent: the settings, and apart from them the secrets it carries.
+    static func playIntegrity(
+        _ body: Components.Schemas.PlayIntegritySettings
+    ) throws(DomainError) -> (PlayIntegritySettings, PlayIntegrityCredentials) {
+        let policy = try PlayIntegrityPolicy.validated(
+            packageName: body.packageName,
+            certificateDigests: body.certificateDigests,
+            minimumIntegrity: body.minimumIntegrity?.rawValue ?? "device",
+            allowVirtual: body.allowVirtual ?? false,
+            requirePlayRecognized: body.requirePlayRecognized ?? true,
+            requireLicensed: body.requireLicensed ?? false,
+            maximumAgeSeconds: body.maximumAgeSeconds ?? 300
+        )
+        let settings = try PlayIntegritySettings.validated(
+            policy: policy,
+            modes: body.modes.map(\.rawValue),
+            decodeEndpoint: body.decodeEndpoint
+        )
+        return (
+            settings,
+            PlayIntegrityCredentials(decryptionKey: body.decryptionKey, verificationKey: body.verificationKey, serviceAccount: body.serviceAccount)
+        )
+    }
+}
+
+extension Components.Schemas.PlayIntegrityPolicyFields {
+    init(_ settings: PlayIntegritySettings) {
+        let policy = settings.policy
+        self.init(
+            packageName: policy.packageName,
+            certificateDigests: policy.certificateDigests,
+            minimumIntegrity: .init(rawValue: policy.minimumIntegrity.rawValue) ?? .device,
+            allowVirtual: policy.allowVirtual,
+            requirePlayRecognized: policy.requirePlayRecognized,
+            requireLicensed: policy.requireLicensed,
+            maximumAgeSeconds: policy.maximumAgeSeconds,
+            modes: settings.modes.compactMap { .init(rawValue: $0.rawValue) },
+            decodeEndpoint: settings.decodeEndpoint
+        )
     }
 }
 

@@ -32,7 +32,8 @@ struct AttestationSDKController {
                 captchaRequired: issued.captchaRequired,
                 captchaPage: issued.captchaRequired
                     ? CaptchaPage.link(appKey: app.appKey, attestID: issued.attester.attestID, deviceID: input.deviceId) : nil,
-                nonce: issued.nonce
+                nonce: issued.nonce,
+                requestHash: issued.requestHash
             )
         )
     }
@@ -52,6 +53,8 @@ struct AttestationSDKController {
                 certificateChain: input.certificateChain,
                 assertion: input.assertion
             ),
+            integrityToken: input.integrityToken,
+            integrityRequest: input.integrityRequest?.rawValue,
             nonce: input.nonce,
             address: context.clientAddress
         )

@@ -19,6 +19,7 @@ struct ConsoleRiskController {
 
     static let limitNames = [
         "reviewAt", "rejectAt", "maxDeviceEventsPerMinute", "maxDeviceAccountsPerDay", "maxAccountDevicesPerDay", "maxIPDevicesPerHour",
+        "maxAddressAttestationsPerHour", "maxNetworkAttestationsPerHour", "maxAccountAttestationsPerDay",
     ]
 
     @Sendable func rules(_ request: Request, context: Context) async throws -> Response {
@@ -55,11 +56,12 @@ struct ConsoleRiskController {
     static func row(scope: String, label: String, own: RiskRules?, effective: EffectiveRiskRules) -> RulesPage.Scope {
         let values = [
             effective.reviewAt, effective.rejectAt, effective.maxDeviceEventsPerMinute, effective.maxDeviceAccountsPerDay,
-            effective.maxAccountDevicesPerDay, effective.maxIPDevicesPerHour,
+            effective.maxAccountDevicesPerDay, effective.maxIPDevicesPerHour, effective.maxAddressAttestationsPerHour,
+            effective.maxNetworkAttestationsPerHour, effective.maxAccountAttestationsPerDay,
         ]
         let owned = [
             own?.reviewAt, own?.rejectAt, own?.maxDeviceEventsPerMinute, own?.maxDeviceAccountsPerDay, own?.maxAccountDevicesPerDay,
-            own?.maxIPDevicesPerHour,
+            own?.maxIPDevicesPerHour, own?.maxAddressAttestationsPerHour, own?.maxNetworkAttestationsPerHour, own?.maxAccountAttestationsPerDay,
         ]
         return RulesPage.Scope(
             scope: scope,
@@ -84,6 +86,9 @@ struct ConsoleRiskController {
             maxDeviceAccountsPerDay: limits[3],
             maxAccountDevicesPerDay: limits[4],
             maxIPDevicesPerHour: limits[5],
+            maxAddressAttestationsPerHour: limits[6],
+            maxNetworkAttestationsPerHour: limits[7],
+            maxAccountAttestationsPerDay: limits[8],
             weights: try Self.weights(form["weights"] ?? "")
         )
         _ = try await risk.setRules(appKey, eventID: eventID, rules: rules, origin: context.origin)

@@ -15,7 +15,10 @@ extension Components.Schemas.RiskWeights {
             (.accountDevicesPerDay, \.velocity_accountDevicesPerDay),
             (.ipDevicesPerHour, \.velocity_ipDevicesPerHour), (.ipChanged, \.network_ipChanged),
             (.attestationHardware, \.attestation_hardware), (.attestationFailed, \.attestation_failed),
-            (.attestationMissing, \.attestation_missing),
+            (.attestationMissing, \.attestation_missing), (.attestationPlayIntegrity, \.attestation_playIntegrity),
+            (.attestationFarm, \.attestation_farm), (.deviceIntegrityFailed, \.device_integrityFailed),
+            (.deviceActivityHigh, \.device_activityHigh), (.appUnrecognized, \.app_unrecognized), (.appUnlicensed, \.app_unlicensed),
+            (.environmentRiskyApps, \.environment_riskyApps), (.environmentPlayProtectRisk, \.environment_playProtectRisk),
         ]
     }
 
@@ -38,6 +41,9 @@ extension Components.Schemas.RiskRules {
             maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
             maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
             maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            maxAddressAttestationsPerHour: rules.maxAddressAttestationsPerHour,
+            maxNetworkAttestationsPerHour: rules.maxNetworkAttestationsPerHour,
+            maxAccountAttestationsPerDay: rules.maxAccountAttestationsPerDay,
             weights: rules.weights.map(Components.Schemas.RiskWeights.init)
         )
     }
@@ -52,6 +58,9 @@ extension RiskRules {
             maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
             maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
             maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            maxAddressAttestationsPerHour: rules.maxAddressAttestationsPerHour,
+            maxNetworkAttestationsPerHour: rules.maxNetworkAttestationsPerHour,
+            maxAccountAttestationsPerDay: rules.maxAccountAttestationsPerDay,
             weights: rules.weights?.byTag
         )
     }
@@ -85,6 +94,9 @@ extension Components.Schemas.EffectiveRiskRules {
             maxDeviceAccountsPerDay: rules.maxDeviceAccountsPerDay,
             maxAccountDevicesPerDay: rules.maxAccountDevicesPerDay,
             maxIPDevicesPerHour: rules.maxIPDevicesPerHour,
+            maxAddressAttestationsPerHour: rules.maxAddressAttestationsPerHour,
+            maxNetworkAttestationsPerHour: rules.maxNetworkAttestationsPerHour,
+            maxAccountAttestationsPerDay: rules.maxAccountAttestationsPerDay,
             weights: .init(additionalProperties: Dictionary(uniqueKeysWithValues: rules.weights.map { ($0.key.rawValue, $0.value) }))
         )
     }

@@ -52,6 +52,8 @@ struct SDKError: HTTPResponseError {
                 ),
                 retryAfter: limited.retryAfter
             )
+        case let unavailable as PlayIntegrityUnavailable:
+            return SDKError(refusal: SDKRefusal(.serverFailure, "integrity_unavailable", unavailable.detail), retryAfter: unavailable.retryAfter)
         case let error as DomainError: return SDKError(refusal: SDKRefusal(error))
         case let problem as Problem where (400..<500).contains(problem.status.code):
             return SDKError(refusal: SDKRefusal(.paramsError, problem.code, problem.detail ?? problem.title))

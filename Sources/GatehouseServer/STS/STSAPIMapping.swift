@@ -17,13 +17,19 @@ protocol RoleFields {
     var attestId: Components.Schemas.AttestID? { get }
     var requireRiskDecision: Bool? { get }
     var requireHardwareAttestation: Bool? { get }
+    var acceptPlayIntegrityName: String? { get }
     var selfSigned: Bool? { get }
     var accessKeyId: String? { get }
     var accessKeySecret: String? { get }
 }
 
-extension Components.Schemas.RoleCreate: RoleFields {}
-extension Components.Schemas.RoleUpdate: RoleFields {}
+extension Components.Schemas.RoleCreate: RoleFields {
+    var acceptPlayIntegrityName: String? { acceptPlayIntegrity?.rawValue }
+}
+
+extension Components.Schemas.RoleUpdate: RoleFields {
+    var acceptPlayIntegrityName: String? { acceptPlayIntegrity?.rawValue }
+}
 
 extension RoleChange {
     init(_ body: some RoleFields) {
@@ -41,6 +47,7 @@ extension RoleChange {
         attestID = body.attestId
         requireRiskDecision = body.requireRiskDecision
         requireHardwareAttestation = body.requireHardwareAttestation
+        acceptPlayIntegrity = body.acceptPlayIntegrityName
         selfSigned = body.selfSigned
     }
 
@@ -72,6 +79,7 @@ extension Components.Schemas.Role {
             attestId: role.attestID.rawValue,
             requireRiskDecision: role.requireRiskDecision,
             requireHardwareAttestation: role.requireHardwareAttestation,
+            acceptPlayIntegrity: role.acceptPlayIntegrity.flatMap { .init(rawValue: $0.rawValue) },
             selfSigned: role.selfSigned,
             status: role.status == .active ? .active : .disabled,
             createdAt: role.createdAt,

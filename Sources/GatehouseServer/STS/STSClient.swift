@@ -81,6 +81,12 @@ public struct STSClient: STSUpstream {
     }
 
     private func endpointRefusal(_ url: String) async -> String? {
+        await Self.endpointRefusal(url, allowInternal: allowInternalEndpoints)
+    }
+
+    /// Why `url` may not be called now (`UpstreamEndpoint`'s rule, its name resolved now), or nil. Play
+    /// Integrity's decode and token endpoints are held to the same rule.
+    static func endpointRefusal(_ url: String, allowInternal allowInternalEndpoints: Bool) async -> String? {
         if let refusal = UpstreamEndpoint.refusal(url, allowInternal: allowInternalEndpoints) { return refusal }
         guard !allowInternalEndpoints, let host = URLComponents(string: url)?.host, IPAddress(host) == nil else { return nil }
         let addresses = (try? await NIOThreadPool.singleton.runIfActive { Self.resolve(host) }) ?? []

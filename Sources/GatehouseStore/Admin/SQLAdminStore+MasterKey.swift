@@ -62,6 +62,17 @@ extension SQLAdminStore {
                 .attesterSecret(appID: AppID(try row.uuid("app_id")), attestID: try row.text("attest_id"), sealed: try row.bytes("sealed_secret"))
             )
         }
+        for row in try await database.query(
+            "SELECT app_id, attest_id, sealed_credentials FROM attesters WHERE sealed_credentials IS NOT NULL ORDER BY app_id, attest_id"
+        ) {
+            values.append(
+                .attesterCredentials(
+                    appID: AppID(try row.uuid("app_id")),
+                    attestID: try row.text("attest_id"),
+                    sealed: try row.bytes("sealed_credentials")
+                )
+            )
+        }
         for row in try await database.query("SELECT kid, sealed_key FROM signing_keys ORDER BY kid") {
             values.append(.signingKey(kid: try row.text("kid"), sealed: try row.bytes("sealed_key")))
         }
@@ -83,6 +94,13 @@ extension SQLAdminStore {
         case .attesterSecret(let appID, let attestID, let sealed):
             try await database.query(
                 "UPDATE attesters SET sealed_secret = \(.bytes(sealed)) WHERE app_id = \(.uuid(appID.rawValue)) AND attest_id = \(.text(attestID))"
+            )
+        case .attesterCredentials(let appID, let attestID, let sealed):
+            try await database.query(
+                """
+                UPDATE attesters SET sealed_credentials = \(.bytes(sealed)) WHERE app_id = \(.uuid(appID.rawValue)) AND attest_id =
+                  \(.text(attestID))
+                """
             )
         case .signingKey(let kid, let sealed):
             try await database.query("UPDATE signing_keys SET sealed_key = \(.bytes(sealed)) WHERE kid = \(.text(kid))")

@@ -4,14 +4,17 @@
 import Foundation
 import GatehouseCore
 
-/// An attester as stored: the policy, and its sealed HS256 secret when it signs with one.
+/// An attester as stored: the policy, its sealed HS256 secret when it signs with one, and a
+/// `playIntegrity` attester's sealed credentials (`PlayIntegrityCredentials`).
 public struct StoredAttester: Sendable, Equatable {
     public let attester: Attester
     public let sealedSecret: [UInt8]?
+    public let sealedCredentials: [UInt8]?
 
-    public init(attester: Attester, sealedSecret: [UInt8]?) {
+    public init(attester: Attester, sealedSecret: [UInt8]?, sealedCredentials: [UInt8]? = nil) {
         self.attester = attester
         self.sealedSecret = sealedSecret
+        self.sealedCredentials = sealedCredentials
     }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
 import GatehouseCore
 
-/// A hardware attester's settings as the `hardware_settings` column keeps them: JSON, since each
-/// kind has its own and neither is queried by field.
+/// A hardware or Play Integrity attester's settings as the `hardware_settings` column keeps them: JSON,
+/// since each kind has its own and none is queried by field.
 struct HardwareSettingsRow: Codable {
     struct AppAttestRow: Codable {
         let teamId: String
@@ -19,8 +19,15 @@ struct HardwareSettingsRow: Codable {
         let minimumOsPatchLevel: Int?
     }
 
+    struct PlayIntegrityRow: Codable {
+        let policy: PlayIntegrityPolicy
+        let modes: [PlayIntegrityMode]
+        let decodeEndpoint: String
+    }
+
     var appAttest: AppAttestRow?
     var androidKeyAttestation: AndroidRow?
+    var playIntegrity: PlayIntegrityRow?
 
     init?(_ attester: Attester) {
         appAttest = attester.appAttest.map { AppAttestRow(teamId: $0.teamID, bundleIds: $0.bundleIDs, environment: $0.environment) }
@@ -34,11 +41,16 @@ struct HardwareSettingsRow: Codable {
                 minimumOsPatchLevel: $0.minimumOSPatchLevel
             )
         }
-        if appAttest == nil, androidKeyAttestation == nil { return nil }
+        playIntegrity = attester.playIntegrity.map { PlayIntegrityRow(policy: $0.policy, modes: $0.modes, decodeEndpoint: $0.decodeEndpoint) }
+        if appAttest == nil, androidKeyAttestation == nil, playIntegrity == nil { return nil }
     }
 
     var appAttestPolicy: AppAttestPolicy? {
         appAttest.map { AppAttestPolicy(teamID: $0.teamId, bundleIDs: $0.bundleIds, environment: $0.environment) }
+    }
+
+    var playIntegritySettings: PlayIntegritySettings? {
+        playIntegrity.map { PlayIntegritySettings(policy: $0.policy, modes: $0.modes, decodeEndpoint: $0.decodeEndpoint) }
     }
 
     var androidPolicy: AndroidKeyAttestationPolicy? {

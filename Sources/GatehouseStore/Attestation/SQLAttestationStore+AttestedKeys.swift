@@ -6,8 +6,17 @@ public protocol AttestedKeyStore: Sendable {
     /// Keeps a newly attested key; false if the app already holds a key with this id (a key is
     /// attested once: App Attest refuses to attest a key twice, and a replayed attestation must not
     /// reset its counter).
-    /// The key's device row takes its hardware facts in the same transaction (risk queries read them there).
-    func insertAttestedKey(_ key: AttestedDeviceKey) async throws(StoreError) -> Bool
+    /// The key's device row takes its hardware facts in the same transaction (risk queries read them
+    /// there), and the farm counts their sighting of a new key.
+    func insertAttestedKey(_ key: AttestedDeviceKey, sighting: AttestationFarm.Sighting?) async throws(StoreError) -> Bool
+    /// The device's latest Play Integrity verdict, on its row, and the farm counts' sighting of the
+    /// device, in one transaction.
+    func recordIntegrity(
+        _ state: PlayIntegrityState,
+        appID: AppID,
+        deviceID: DeviceID,
+        sighting: AttestationFarm.Sighting?
+    ) async throws(StoreError)
     /// Notes on the device row that a hardware attestation or assertion was refused (`attestation.failed`).
     func recordAttestationFailure(appID: AppID, deviceID: DeviceID, at time: Date) async throws(StoreError)
     func attestedKey(appID: AppID, keyID: String) async throws(StoreError) -> AttestedDeviceKey?
@@ -17,7 +26,7 @@ public protocol AttestedKeyStore: Sendable {
 }
 
 extension SQLAttestationStore: AttestedKeyStore {
-    public func insertAttestedKey(_ key: AttestedDeviceKey) async throws(StoreError) -> Bool {
+    public func insertAttestedKey(_ key: AttestedDeviceKey, sighting: AttestationFarm.Sighting?) async throws(StoreError) -> Bool {
         guard let encoded = try? JSONEncoder().encode(key.facts) else { throw .corruptRow("attested key facts") }
         let facts = String(decoding: encoded, as: UTF8.self)
         do {
@@ -41,6 +50,7 @@ extension SQLAttestationStore: AttestedKeyStore {
                         """
                     )
                 }
+                try await Self.insertSighting(sighting, appID: key.appID, at: key.attestedAt, in: transaction)
                 return true
             }
         } catch let error as StoreError {
@@ -48,6 +58,50 @@ extension SQLAttestationStore: AttestedKeyStore {
         } catch {
             throw .unavailable(String(describing: type(of: error)))
         }
+    }
+
+    public func recordIntegrity(
+        _ state: PlayIntegrityState,
+        appID: AppID,
+        deviceID: DeviceID,
+        sighting: AttestationFarm.Sighting?
+    ) async throws(StoreError) {
+        guard let encoded = try? JSONEncoder().encode(state.facts) else { throw .corruptRow("Play Integrity facts") }
+        do {
+            try await database.transaction { transaction in
+                try await transaction.query(
+                    """
+                    UPDATE devices SET integrity_facts = \(.text(String(decoding: encoded, as: UTF8.self))), integrity_at = \(.date(state.at))
+                    WHERE app_id = \(.uuid(appID.rawValue)) AND device_id = \(.text(deviceID.rawValue))
+                    """
+                )
+                try await Self.insertSighting(sighting, appID: appID, at: state.at, in: transaction)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .unavailable(String(describing: type(of: error)))
+        }
+    }
+
+    /// One row per (address, member) and (network, member) pair, its time moved forward: a device that
+    /// attests a thousand times is one member, so a count reads at most its threshold of rows.
+    static func insertSighting(
+        _ sighting: AttestationFarm.Sighting?,
+        appID: AppID,
+        at time: Date,
+        in database: any SQLDatabase
+    ) async throws(StoreError) {
+        guard let sighting else { return }
+        let app = appID.rawValue
+        try await database.query(
+            """
+            INSERT INTO attestation_edges (app_id, kind, subject, member, last_seen)
+            VALUES (\(app), 1, \(sighting.address), \(sighting.member), \(time)), (\(app), 2, \(sighting.network), \(sighting.member), \(time))
+            ON CONFLICT (app_id, kind, subject, member) DO UPDATE SET last_seen = excluded.last_seen
+            WHERE attestation_edges.last_seen < excluded.last_seen
+            """
+        )
     }
 
     public func recordAttestationFailure(appID: AppID, deviceID: DeviceID, at time: Date) async throws(StoreError) {

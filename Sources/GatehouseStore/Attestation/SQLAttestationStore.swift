@@ -178,6 +178,11 @@ extension SQLAttestationStore: AttestationStore {
     static func attesterColumns(_ stored: StoredAttester) throws(StoreError) -> [(name: String, value: SQLValue)] {
         let a = stored.attester
         guard let routes = try? JSONEncoder().encode(a.routes) else { throw .corruptRow("routes do not encode") }
+        var accept: SQLValue = .null
+        if let acceptance = a.acceptPlayIntegrity {
+            guard let encoded = try? JSONEncoder().encode(acceptance) else { throw .corruptRow("acceptPlayIntegrity does not encode") }
+            accept = .text(String(decoding: encoded, as: UTF8.self))
+        }
         var hardware: SQLValue = .null
         if let row = HardwareSettingsRow(a) {
             guard let encoded = try? JSONEncoder().encode(row) else { throw .corruptRow("hardware settings do not encode") }
@@ -194,6 +199,7 @@ extension SQLAttestationStore: AttestationStore {
             ("status", .text(a.status.rawValue)), ("created_at", .date(a.createdAt)), ("updated_at", .date(a.updatedAt)),
             ("require_signature", .int(a.requireSignature ? 1 : 0)), ("hardware_settings", hardware),
             ("require_hardware", .int(a.requireHardwareAttestation ? 1 : 0)), ("enforcement", .text(a.enforcement.rawValue)),
+            ("sealed_credentials", stored.sealedCredentials.map(SQLValue.bytes) ?? .null), ("accept_play_integrity", accept),
         ]
     }
 
@@ -241,7 +247,18 @@ extension SQLAttestationStore: AttestationStore {
             updatedAt: try row.date("updated_at")
         )
         attester.enforcement = enforcement
-        return StoredAttester(attester: attester, sealedSecret: try row.isNull("sealed_secret") ? nil : try row.bytes("sealed_secret"))
+        attester.playIntegrity = hardware?.playIntegritySettings
+        if let text = try row.optionalText("accept_play_integrity") {
+            guard let acceptance = try? JSONDecoder().decode(PlayIntegrityAcceptance.self, from: Data(text.utf8)) else {
+                throw .corruptRow("attester acceptPlayIntegrity")
+            }
+            attester.acceptPlayIntegrity = acceptance
+        }
+        return StoredAttester(
+            attester: attester,
+            sealedSecret: try row.isNull("sealed_secret") ? nil : try row.bytes("sealed_secret"),
+            sealedCredentials: try row.isNull("sealed_credentials") ? nil : try row.bytes("sealed_credentials")
+        )
     }
 
     static func signingKey(_ row: SQLRow) throws(StoreError) -> StoredSigningKey {
@@ -267,6 +284,16 @@ extension SQLAttestationStore: ExpiringRows {
         var report = PurgeReport()
         report.attestations += try await deleteExpired(.attestSolutions, key: "replay_key", round, in: locked)
         report.attestations += try await deleteExpired(from: "attest_token_uses", key: "jti", before: round.now, in: locked)
+        // The farm counts look back a day at most.
+        report.velocityEdges += try await deleteInBatches(
+            """
+            DELETE FROM attestation_edges WHERE (app_id, kind, subject, member) IN
+              (SELECT app_id, kind, subject, member FROM attestation_edges WHERE last_seen < \(round.now.addingTimeInterval(-25 * 3_600))
+                LIMIT \(SQLRetention.purgeBatch))
+            RETURNING kind
+            """,
+            in: locked
+        )
         return report
     }
 }

@@ -47,6 +47,12 @@ extension SQLDeviceRiskStore {
             attestedAt: try row.optionalDate("hardware_attested_at"),
             failedAt: try row.optionalDate("attestation_failed_at")
         )
+        if let text = try row.optionalText("integrity_facts"), let at = try row.optionalDate("integrity_at") {
+            guard let decoded = try? JSONDecoder().decode(PlayIntegrityFacts.self, from: Data(text.utf8)) else {
+                throw .corruptRow("device Play Integrity facts")
+            }
+            device.integrity = PlayIntegrityState(facts: decoded, at: at)
+        }
         return device
     }
 

@@ -110,7 +110,7 @@ extension SQLSTSRoleStore: STSRoleStore {
             ("attest_id", .text(r.attestID.rawValue)), ("require_risk_decision", .int(r.requireRiskDecision ? 1 : 0)),
             ("self_signed", .int(r.selfSigned ? 1 : 0)), ("sealed_key", .bytes(stored.sealedKey)), ("status", .text(r.status.rawValue)),
             ("created_at", .date(r.createdAt)), ("updated_at", .date(r.updatedAt)),
-            ("require_hardware", .int(r.requireHardwareAttestation ? 1 : 0)),
+            ("require_hardware", .int(r.requireHardwareAttestation ? 1 : 0)), ("accept_play_integrity", .optional(r.acceptPlayIntegrity?.rawValue)),
         ]
     }
 
@@ -139,6 +139,10 @@ extension SQLSTSRoleStore: STSRoleStore {
         role.addressing = addressing
         role.requireRiskDecision = try row.int("require_risk_decision") == 1
         role.requireHardwareAttestation = try row.int("require_hardware") == 1
+        if let level = try row.optionalText("accept_play_integrity") {
+            guard let parsed = PlayIntegrityLevel(rawValue: level) else { throw .corruptRow("role accept_play_integrity") }
+            role.acceptPlayIntegrity = parsed
+        }
         role.selfSigned = try row.int("self_signed") == 1
         role.status = status
         role.updatedAt = try row.date("updated_at")

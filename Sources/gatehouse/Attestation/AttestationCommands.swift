@@ -22,7 +22,8 @@ func withAttesterOperations<T: Sendable>(
                 apps: AppOperations(store: store, box: box, clock: clock),
                 box: box,
                 keys: SigningKeyRing(store: store.attestation, box: box, clock: clock),
-                clock: clock
+                clock: clock,
+                allowInternalEndpoints: configuration.stsPrivateEndpoints
             )
         )
         return try await body(operations, origin)
@@ -73,7 +74,7 @@ struct AttesterCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an attester (proof-of-work, captcha or hardware attestation).")
         @Argument(help: "The app's appKey.") var appKey: String
         @Option(name: .customLong("id"), help: "The attestId.") var attestID: String
-        @Option(help: "pow (default), captcha, pow+captcha, appAttest or androidKeyAttestation.") var kind: String?
+        @Option(help: "pow (default), captcha, pow+captcha, appAttest, androidKeyAttestation or playIntegrity.") var kind: String?
         @Option(help: "altcha-v1 (classic) or altcha-v2 (PBKDF2).") var format: String?
         @Option(help: "Classic: the largest secret number.") var maxNumber: Int?
         @Option(help: "v2: PBKDF2 iterations per attempt.") var cost: Int?
@@ -85,6 +86,8 @@ struct AttesterCommand: AsyncParsableCommand {
         @Option(parsing: .upToNextOption, help: "Gated routes as METHOD:/path/prefix, e.g. '*:/api/'.") var route: [String] = []
         @Flag(help: "Tokens only for devices that prove a hardware-attested key (always so for the hardware kinds).")
         var requireHardwareAttestation = false
+        @Option(help: "With --require-hardware-attestation: also take Play Integrity verdicts, as ATTEST_ID:LEVEL (basic, device, strong).")
+        var acceptPlayIntegrity: String?
         @OptionGroup var hardware: HardwareAttesterOptions
         @OptionGroup var common: CommonOptions
 
@@ -100,6 +103,11 @@ struct AttesterCommand: AsyncParsableCommand {
         func run() async throws {
             var change = AttesterChange()
             if requireHardwareAttestation { change.requireHardwareAttestation = true }
+            if let acceptPlayIntegrity {
+                let parts = acceptPlayIntegrity.split(separator: ":", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { throw ValidationError("--accept-play-integrity is ATTEST_ID:LEVEL, e.g. android-pi:strong.") }
+                change.acceptPlayIntegrity = .some(try PlayIntegrityAcceptance(attestID: parts[0], minimumIntegrity: parts[1]))
+            }
             try hardware.apply(to: &change, kind: kind)
             change.kind = kind
             change.powFormat = format

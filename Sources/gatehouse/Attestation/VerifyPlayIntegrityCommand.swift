@@ -44,7 +44,7 @@ extension VerifyAttestationCommand {
             switch PlayIntegrityClassic.verify(token, keys: keys, policy: policy, nonce: nonce, at: try time.date()) {
             case .success(let facts):
                 line = [
-                    "verdict": "accepted", "integrity": facts.integrity.rawValue, "appRecognition": facts.appRecognition,
+                    "verdict": "accepted", "integrity": facts.integrity?.rawValue ?? "", "appRecognition": facts.appRecognition,
                     "licensing": facts.licensing ?? "", "deviceActivityLevel": facts.deviceActivityLevel ?? "",
                     "riskyApps": String(facts.riskyApps), "playProtect": facts.playProtect ?? "",
                 ]

@@ -62,11 +62,14 @@ struct RoleCommand: AsyncParsableCommand {
         @Option(name: .customLong("external-id"), help: "ExternalId to send.") var externalID: String?
         @Flag(help: "Require a recent risk decision that is not reject.") var requireRiskDecision = false
         @Flag(help: "Require a device whose hardware attested it (App Attest, Android Key Attestation).") var requireHardwareAttestation = false
+        @Option(help: "With --require-hardware-attestation: also take a Play Integrity verdict of basic, device or strong.")
+        var acceptPlayIntegrity: String?
         @Flag(help: "Allow /v1/oss/sign (alibaba roles).") var selfSigned = false
         @OptionGroup var common: CommonOptions
 
         func run() async throws {
             var change = RoleChange()
+            change.acceptPlayIntegrity = acceptPlayIntegrity
             change.provider = provider
             change.stsEndpoint = stsEndpoint
             change.region = region

@@ -62,31 +62,53 @@ public struct PlayIntegrityPolicy: Sendable, Equatable, Codable {
 
     /// The verdict checked in the order docs/attestation.md gives; the first check that fails refuses it.
     public func judge(_ verdict: PlayIntegrityVerdict, expected: Expected, at now: Date) -> Result<PlayIntegrityFacts, PlayIntegrityRefusal> {
-        guard verdict.requestPackageName == packageName else { return .failure(.wrongPackage) }
+        switch assess(verdict, expected: expected, at: now) {
+        case .accepted(let facts): .success(facts)
+        case .refused(let refusal), .refusedDevice(_, let refusal): .failure(refusal)
+        }
+    }
+
+    /// What a verdict means for the device: accepted; refused for what it says of this request's app or
+    /// device (its facts are still the device's own, since the request and its nonce are this device's);
+    /// or refused before it says anything of this device (another package, nonce or time).
+    public enum Assessment: Sendable, Equatable {
+        case accepted(PlayIntegrityFacts)
+        case refusedDevice(PlayIntegrityFacts, PlayIntegrityRefusal)
+        case refused(PlayIntegrityRefusal)
+    }
+
+    public func assess(_ verdict: PlayIntegrityVerdict, expected: Expected, at now: Date) -> Assessment {
+        guard verdict.requestPackageName == packageName else { return .refused(.wrongPackage) }
         switch expected {
-        case .nonce(let nonce): guard verdict.nonce == nonce else { return .failure(.wrongNonce) }
-        case .requestHash(let hash): guard verdict.requestHash == hash else { return .failure(.wrongNonce) }
+        case .nonce(let nonce): guard verdict.nonce == nonce else { return .refused(.wrongNonce) }
+        case .requestHash(let hash): guard verdict.requestHash == hash else { return .refused(.wrongNonce) }
         }
         let issued = Date(timeIntervalSince1970: Double(verdict.timestampMillis) / 1000)
         guard now.timeIntervalSince(issued) <= Double(maximumAgeSeconds), issued.timeIntervalSince(now) <= Self.clockSkew else {
-            return .failure(.stale)
+            return .refused(.stale)
         }
-        if requirePlayRecognized, verdict.appRecognition != "PLAY_RECOGNIZED" { return .failure(.unrecognizedApp) }
+        let level = PlayIntegrityLevel.met(by: verdict.deviceVerdicts)
+        if let refusal = deviceRefusal(verdict, level: level) {
+            return .refusedDevice(PlayIntegrityFacts(verdict, level: level, refusal: refusal), refusal)
+        }
+        return .accepted(PlayIntegrityFacts(verdict, level: level, refusal: nil))
+    }
+
+    private func deviceRefusal(_ verdict: PlayIntegrityVerdict, level: PlayIntegrityLevel?) -> PlayIntegrityRefusal? {
+        if requirePlayRecognized, verdict.appRecognition != "PLAY_RECOGNIZED" { return .unrecognizedApp }
         if verdict.appRecognition != "UNEVALUATED" {
             guard verdict.packageName == packageName, verdict.certificateDigests.contains(where: certificateDigests.contains) else {
-                return .failure(.wrongCertificate)
+                return .wrongCertificate
             }
         }
-        guard let level = PlayIntegrityLevel.met(by: verdict.deviceVerdicts),
-            level >= minimumIntegrity || (level == .virtual && allowVirtual)
-        else { return .failure(.integrityTooLow) }
-        if requireLicensed, verdict.licensing != "LICENSED" { return .failure(.unlicensed) }
-        return .success(PlayIntegrityFacts(verdict, level: level))
+        guard let level, level >= minimumIntegrity || (level == .virtual && allowVirtual) else { return .integrityTooLow }
+        if requireLicensed, verdict.licensing != "LICENSED" { return .unlicensed }
+        return nil
     }
 }
 
 /// Why a Play Integrity token was refused.
-public enum PlayIntegrityRefusal: String, Error, Sendable, CaseIterable {
+public enum PlayIntegrityRefusal: String, Error, Sendable, CaseIterable, Codable {
     /// Not a token of the form Play issues, or too large.
     case malformed
     /// The app's decryption key does not open it, or it was altered.
@@ -104,25 +126,52 @@ public enum PlayIntegrityRefusal: String, Error, Sendable, CaseIterable {
     case unlicensed
 }
 
-/// What an accepted verdict says of the device, for its row and the risk tags.
-public struct PlayIntegrityFacts: Sendable, Equatable {
-    public let integrity: PlayIntegrityLevel
+/// What a verdict says of the device, for its row, the risk tags and the rules' `device.playIntegrity`.
+public struct PlayIntegrityFacts: Sendable, Equatable, Codable {
+    /// The highest level the device met; nil when it met none.
+    public let integrity: PlayIntegrityLevel?
     public let appRecognition: String
     public let licensing: String?
     public let deviceActivityLevel: String?
     /// An app that captures the screen or controls the device is running (`UNKNOWN_CAPTURING`,
     /// `UNKNOWN_CONTROLLING`).
     public let riskyApps: Bool
+    public let appsDetected: [String]
     public let playProtect: String?
     public let versionCode: Int64?
+    /// Why the attester refused the verdict, when it did.
+    public let refusal: PlayIntegrityRefusal?
 
-    init(_ verdict: PlayIntegrityVerdict, level: PlayIntegrityLevel) {
+    init(_ verdict: PlayIntegrityVerdict, level: PlayIntegrityLevel?, refusal: PlayIntegrityRefusal?) {
         integrity = level
         appRecognition = verdict.appRecognition
         licensing = verdict.licensing
         deviceActivityLevel = verdict.deviceActivityLevel
-        riskyApps = (verdict.appsDetected ?? []).contains { $0 == "UNKNOWN_CAPTURING" || $0 == "UNKNOWN_CONTROLLING" }
+        appsDetected = verdict.appsDetected ?? []
+        riskyApps = appsDetected.contains { $0 == "UNKNOWN_CAPTURING" || $0 == "UNKNOWN_CONTROLLING" }
         playProtect = verdict.playProtect
         versionCode = verdict.versionCode
+        self.refusal = refusal
+    }
+
+    public init(
+        integrity: PlayIntegrityLevel?,
+        appRecognition: String,
+        licensing: String? = nil,
+        deviceActivityLevel: String? = nil,
+        appsDetected: [String] = [],
+        playProtect: String? = nil,
+        versionCode: Int64? = nil,
+        refusal: PlayIntegrityRefusal? = nil
+    ) {
+        self.integrity = integrity
+        self.appRecognition = appRecognition
+        self.licensing = licensing
+        self.deviceActivityLevel = deviceActivityLevel
+        self.appsDetected = appsDetected
+        riskyApps = appsDetected.contains { $0 == "UNKNOWN_CAPTURING" || $0 == "UNKNOWN_CONTROLLING" }
+        self.playProtect = playProtect
+        self.versionCode = versionCode
+        self.refusal = refusal
     }
 }

@@ -18,14 +18,34 @@ public struct AttestationClaims: Codable, Equatable, Sendable {
     public var pay: String?
     /// How many requests the token may open, when the attester limits it.
     public var lim: Int?
-    /// How the device was attested, when its hardware vouched for it: `app_attest` or `android_key`.
+    /// How the device was attested, when it was: its hardware (`app_attest`, `android_key`) or Google
+    /// Play's verdict (`play_integrity`).
     public var att: String?
-    /// The hardware that holds the device's key: `secure_enclave`, `strongbox`, `tee` or `software`.
+    /// With a hardware `att`, what holds the device's key: `secure_enclave`, `strongbox`, `tee` or
+    /// `software`; with `play_integrity`, the verdict's level: `strong`, `device`, `basic` or `virtual`.
     public var integrity: String?
 
-    /// Whether a platform's hardware attested the device (a software-only Android key does not count).
+    public static let playIntegrityAttestation = "play_integrity"
+
+    /// Whether a platform's hardware attested the device (a software-only Android key does not count,
+    /// nor does a Play Integrity verdict, which is Google's word and not a key the device holds).
     public var isHardwareAttested: Bool {
-        att != nil && integrity != nil && integrity != HardwareFacts.SecurityLevel.software.rawValue
+        att != nil && att != Self.playIntegrityAttestation && integrity != nil && integrity != HardwareFacts.SecurityLevel.software.rawValue
+    }
+
+    /// The verdict's level, for a token a Play Integrity verdict stands behind.
+    public var playIntegrityLevel: PlayIntegrityLevel? {
+        att == Self.playIntegrityAttestation ? integrity.flatMap(PlayIntegrityLevel.init) : nil
+    }
+
+    /// Whether the token meets a requirement of hardware attestation: a hardware-attested key, or a Play
+    /// Integrity verdict at or above `minimum` where the operator accepts one.
+    public func meetsHardwareRequirement(acceptingPlayIntegrity minimum: PlayIntegrityLevel?) -> Bool {
+        if att == Self.playIntegrityAttestation {
+            guard let minimum, let level = playIntegrityLevel else { return false }
+            return level >= minimum
+        }
+        return att != nil
     }
 
     public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(exp)) }
@@ -80,6 +100,7 @@ public enum AttestationToken {
         address: String?,
         binding: String?,
         hardware: AttestedDeviceKey? = nil,
+        playIntegrity: PlayIntegrityLevel? = nil,
         at now: Date,
         signer: JWSSigningKey,
         using generator: inout R
@@ -97,8 +118,8 @@ public enum AttestationToken {
             ip: address,
             pay: binding,
             lim: attester.maxUses,
-            att: hardware?.platform.rawValue,
-            integrity: hardware?.facts.securityLevel.rawValue
+            att: playIntegrity != nil ? AttestationClaims.playIntegrityAttestation : hardware?.platform.rawValue,
+            integrity: playIntegrity?.rawValue ?? hardware?.facts.securityLevel.rawValue
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -2,9 +2,10 @@ import Foundation
 
 /// The stored form of `DecisionFacts`: a format byte, then flags and variable-length integers, about
 /// 30 bytes a decision (docs/PERFORMANCE.md measures it). Not JSON: every risk query writes one and a
-/// replay reads a million. A later format gets a new first byte and this reader keeps the old ones.
+/// replay reads a million. A later format gets a new first byte and this reader keeps the old ones:
+/// format 2 added the device's Play Integrity verdict and the farm counts (`+PlayIntegrity`).
 extension DecisionFacts {
-    public static let format: UInt8 = 1
+    public static let format: UInt8 = 2
 
     enum Flag: UInt8 {
         case tokenAge = 1
@@ -37,6 +38,7 @@ extension DecisionFacts {
             ] {
                 out.unsigned(UInt64(max(0, count)))
             }
+            Self.encode(velocity.attestations, into: &out)
         }
         return out.bytes
     }
@@ -62,13 +64,14 @@ extension DecisionFacts {
             out.bytes.append(Hardware.failed.rawValue)
             out.date(time)
         }
+        encode(device.integrity, into: &out)
     }
 
     /// Nil for bytes this build cannot read (another format, or cut short): the decision is then
     /// replayed as "facts unknown" and counted apart.
     public init?(decoding bytes: [UInt8]) {
         var input = FactsReader(bytes: bytes)
-        guard input.byte() == Self.format, let flags = input.byte() else { return nil }
+        guard let format = input.byte(), format == 1 || format == Self.format, let flags = input.byte() else { return nil }
         func has(_ flag: Flag) -> Bool { flags & flag.rawValue != 0 }
         hardwareRequired = has(.hardwareRequired)
         tokenAge = nil
@@ -79,12 +82,20 @@ extension DecisionFacts {
             tokenAge = TimeInterval(milliseconds) / 1000
         }
         if has(.device) {
-            guard let snapshot = Self.decodeDevice(&input) else { return nil }
+            guard var snapshot = Self.decodeDevice(&input) else { return nil }
+            if format >= 2 {
+                guard let integrity = Self.decodeIntegrity(&input) else { return nil }
+                snapshot.integrity = integrity
+            }
             device = snapshot
         }
         if has(.velocity) {
             guard let a = input.count(), let b = input.count(), let c = input.count(), let d = input.count() else { return nil }
             velocity = Velocity(deviceEventsLastMinute: a, deviceAccountsLastDay: b, accountDevicesLastDay: c, ipDevicesLastHour: d)
+            if format >= 2 {
+                guard let counts = Self.decodeAttestations(&input) else { return nil }
+                velocity?.attestations = counts
+            }
         }
         guard input.atEnd else { return nil }
     }

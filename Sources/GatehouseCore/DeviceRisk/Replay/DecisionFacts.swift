@@ -19,6 +19,7 @@ public struct DecisionFacts: Equatable, Sendable {
         public var environment: EnvironmentSignals
         public var startedFrom: String?
         public var hardware: HardwareAttestationState
+        public var integrity: PlayIntegrityState?
 
         public init(
             firstSeen: Date,
@@ -60,6 +61,7 @@ public struct DecisionFacts: Equatable, Sendable {
                 startedFrom: device.lastAddress,
                 hardware: hardware
             )
+            integrity = device.integrity
         }
 
         /// The device again, as the judge reads it (what it does not read left empty).
@@ -80,6 +82,7 @@ public struct DecisionFacts: Equatable, Sendable {
                 lastAddress: startedFrom
             )
             device.hardware = hardware
+            device.integrity = integrity
             return device
         }
     }
