@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatehouseCore
 import GatehouseOperations
@@ -236,4 +237,34 @@ import Testing
 
 extension TestResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension ConsoleTests {
+    /// The console's attester form makes a playIntegrity attester; its keys, typed once, are on no page after.
+    @Test(arguments: TestStoreKind.available)
+    func aPlayIntegrityAttesterFromTheFormShowsNoSecret(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let browser = try await Self.signIn(server, token: server.adminToken)
+            let created = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Shop","platforms":["android"]}"#)
+            let appKey = try #require((created.json?["app"] as? [String: Any])?["appKey"] as? String)
+            let decryption = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            let verification = P256.Signing.PrivateKey().publicKey.derRepresentation.base64EncodedString()
+            func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+            let fields = [
+                "attestId=android-pi", "kind=playIntegrity", "packageNames=com.example.shop",
+                "signingDigests=9lD7Dz3AjKHi2Cz4hAT3iiRVsivz3cRi-Bq6j7sZcxE", "minimumIntegrity=strong", "modeClassic=1",
+                "decryptionKey=\(escaped(decryption))", "verificationKey=\(escaped(verification))", "csrf=\(browser.csrf)",
+            ].joined(separator: "&")
+            let page = try await server.send(.post, "/console/apps/\(appKey)/attesters", headers: browser.form(fields), body: fields)
+            #expect([201, 303].contains(Int(page.status.code)), "\(page.status) \(page.text.prefix(400))")
+            let shown = try await server.send(.get, "/console/apps/\(appKey)/attesters/android-pi", headers: browser.headers)
+            #expect(shown.status == .ok && shown.text.contains("minimumIntegrity strong") && !shown.text.contains(decryption), "\(shown.text)")
+            let audit = try await server.send(.get, "/v1/admin/audit")
+            #expect(audit.text.contains("decryptionKey") && !audit.text.contains(decryption), "names of replaced secrets, never values")
+            // Standard mode without its service account is the API's refusal, as a page.
+            let missing = fields.replacingOccurrences(of: "attestId=android-pi", with: "attestId=pi-two") + "&modeStandard=1"
+            let refused = try await server.send(.post, "/console/apps/\(appKey)/attesters", headers: browser.form(missing), body: missing)
+            #expect(refused.status == .badRequest && refused.text.contains("serviceAccount"), "\(refused.text.prefix(400))")
+        }
+    }
 }

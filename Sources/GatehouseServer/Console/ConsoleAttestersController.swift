@@ -123,8 +123,36 @@ struct ConsoleAttestersController {
                 requireDeviceLocked: form["allowUnlockedBootloader"] == nil,
                 minimumOSPatchLevel: try ConsoleForm.int(form, "minimumPatchLevel")
             )
+        case AttesterKind.playIntegrity.rawValue:
+            (change.playIntegrity, change.playIntegrityCredentials) = try playIntegrity(form, packages: list("packageNames"), digests: list("signingDigests"))
         default: break
         }
+    }
+
+    /// A `playIntegrity` attester's settings and secrets from the form; the secrets go to the sealed
+    /// credentials and are never put back into a page.
+    static func playIntegrity(
+        _ form: [String: String],
+        packages: [String],
+        digests: [String]
+    ) throws -> (PlayIntegritySettings, PlayIntegrityCredentials) {
+        let policy = try PlayIntegrityPolicy.validated(
+            packageName: packages.count == 1 ? packages[0] : "",
+            certificateDigests: digests,
+            minimumIntegrity: ConsoleForm.optional(form, "minimumIntegrity") ?? "device",
+            allowVirtual: form["allowVirtual"] != nil,
+            requirePlayRecognized: form["allowUnrecognized"] == nil,
+            requireLicensed: form["requireLicensed"] != nil,
+            maximumAgeSeconds: try ConsoleForm.int(form, "maximumAgeSeconds") ?? 300
+        )
+        let modes = [("modeClassic", "classic"), ("modeStandard", "standard")].filter { form[$0.0] != nil }.map(\.1)
+        let settings = try PlayIntegritySettings.validated(policy: policy, modes: modes, decodeEndpoint: nil)
+        let credentials = PlayIntegrityCredentials(
+            decryptionKey: ConsoleForm.optional(form, "decryptionKey"),
+            verificationKey: ConsoleForm.optional(form, "verificationKey"),
+            serviceAccount: ConsoleForm.optional(form, "serviceAccount")
+        )
+        return (settings, credentials)
     }
 }
 
