@@ -124,7 +124,8 @@ struct ConsoleAttestersController {
                 minimumOSPatchLevel: try ConsoleForm.int(form, "minimumPatchLevel")
             )
         case AttesterKind.playIntegrity.rawValue:
-            (change.playIntegrity, change.playIntegrityCredentials) = try playIntegrity(form, packages: list("packageNames"), digests: list("signingDigests"))
+            let (settings, credentials) = try playIntegrity(form, packages: list("packageNames"), digests: list("signingDigests"))
+            (change.playIntegrity, change.playIntegrityCredentials) = (settings, credentials)
         default: break
         }
     }
