@@ -335,6 +335,9 @@ def viewer_flow(console, gh, app, viewer_token):
     app_key = app["app"]["appKey"]
     console.open("/console")
     console.driver.find_element(By.ID, "sign-out").click()
+    # The click posts a form: wait for its answer (the sign-in page) before asking for /console again,
+    # or the next request can overtake the sign-out and still carry a live session.
+    WebDriverWait(console.driver, 10).until(lambda d: d.current_url.endswith("/console/sign-in"))
     console.open("/console")
     check(console.driver.current_url.endswith("/console/sign-in"), "signing out ends the session")
     console.sign_in(viewer_token)
