@@ -98,7 +98,8 @@ func capabilityRoutes(
         labels: labels,
         attesters: attesters,
         roles: roles,
-        keys: signingKeys
+        keys: signingKeys,
+        registry: registry
     )
     .register(on: &routes)
     return (routes, sdkOperations)
@@ -147,9 +148,13 @@ struct ConsoleControllers {
     let attesters: AttesterOperations
     let roles: STSRoleOperations
     let keys: SigningKeyRing
+    let registry: PrometheusCollectorRegistry
 
     func register(on routes: inout RouteRegistrar) {
-        ConsoleSignInController(pages: pages, tokens: store.admin, sessions: store.console, clock: clock).register(on: &routes)
+        ConsoleSignInController(pages: pages, tokens: store.admin, sessions: store.console, clock: clock, throttle: SignInThrottle()) { reason in
+            registry.makeCounter(name: "gatehouse_console_sign_in_failures_total", labels: [("reason", reason)]).increment()
+        }
+        .register(on: &routes)
         ConsoleAppsController(pages: pages, apps: apps, clock: clock).register(on: &routes)
         ConsoleOverviewController(pages: pages, apps: apps, activity: store.console, clock: clock).register(on: &routes)
         ConsoleDecisionsController(pages: pages, risk: risk, labels: labels).register(on: &routes)

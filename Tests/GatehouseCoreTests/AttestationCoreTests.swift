@@ -199,6 +199,30 @@ import Testing
         #expect(Gate.attester(for: "GET", path: "/public", among: [wide, narrow]) == nil)
     }
 
+    /// Spellings whose meaning depends on the upstream are gated as the strictest reads them: a prefix
+    /// ending in `/` gates the path without it and with a format suffix, and a character that folds to
+    /// ASCII under NFKC makes the path unreadable (the gate then challenges it as malformed).
+    @Test(arguments: [
+        ("/api", true), ("/API", true), ("/api.json", true), ("/api/orders", true), ("/Api.XML", true), ("/apiary", false),
+        ("/ap", false), ("/", false), ("/v1/api", false),
+    ])
+    func aPrefixWithItsSlashGatesThePathWithoutIt(path: String, gated: Bool) throws {
+        let route = try ProtectedRoute(method: "*", pathPrefix: "/api/")
+        #expect(route.matches(method: "GET", path: path) == gated)
+        #expect(try ProtectedRoute(method: "*", pathPrefix: "/").matches(method: "GET", path: path))
+        #expect(!(try ProtectedRoute(method: "*", pathPrefix: "/api").matches(method: "GET", path: "/ap")))
+    }
+
+    @Test(
+        arguments: [
+            ("/%EF%BC%A1PI/orders", nil), ("/\u{FF21}pi/orders", nil), ("/api/\u{FB01}le", nil), ("/api/x\u{00B2}", nil),
+            ("/caf%C3%A9/menu", "/café/menu"), ("/api/%E4%B8%AD%E6%96%87", "/api/中文"), ("/api/orders", "/api/orders"),
+        ] as [(String, String?)]
+    )
+    func charactersThatFoldToASCIIAreUnreadable(uri: String, normalized: String?) {
+        #expect(Gate.normalizedPath(uri) == normalized)
+    }
+
     @Test func riskierDevicesGetHarderWork() throws {
         let now = Date()
         let attester = Attester(appID: AppID(UUID()), attestID: try AttestID(validating: "adaptive"), createdAt: now, updatedAt: now)

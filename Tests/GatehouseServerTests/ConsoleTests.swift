@@ -268,3 +268,36 @@ extension ConsoleTests {
         }
     }
 }
+
+extension ConsoleTests {
+    /// A guesser is slowed: past five refused sign-ins in a minute from one address every sign-in from
+    /// it is 429 with Retry-After, the right token too; each refusal is logged and counted, never the token.
+    @Test(arguments: TestStoreKind.available)
+    func refusedSignInsAreThrottledAndCounted(kind: TestStoreKind) async throws {
+        try await withServer(kind) { server in
+            let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            for attempt in 0..<5 {
+                let wrong = "gat_" + String(repeating: "B", count: 42) + "\(attempt)"
+                #expect(try await server.send(.post, "/console/sign-in", headers: form, body: "token=\(wrong)").status == .unauthorized)
+            }
+            let throttled = try await server.send(.post, "/console/sign-in", headers: form, body: "token=\(server.adminToken)")
+            #expect(throttled.status == .tooManyRequests && Int(throttled.headers[.retryAfter] ?? "") ?? 0 >= 1, "\(throttled.status)")
+            #expect(throttled.headers[.setCookie] == nil)
+            let metrics = String(buffer: try await server.client.execute(uri: "/metrics", method: .get).body)
+            let counted = metrics.split(separator: "\n").filter { $0.hasPrefix("gatehouse_console_sign_in_failures_total") }
+            #expect(counted.contains { $0.contains(#"reason="unknown_token""#) && $0.hasSuffix(" 5") }, "\(counted)")
+            #expect(counted.contains { $0.contains(#"reason="throttled""#) && $0.hasSuffix(" 1") }, "\(counted)")
+        }
+    }
+
+    /// One token guessed from many addresses is slowed by its first characters, in Core's throttle.
+    @Test func aTokenGuessedFromManyAddressesIsThrottledByItsPrefix() async {
+        let throttle = SignInThrottle()
+        let now = Date()
+        let guess = "gat_" + String(repeating: "C", count: 43)
+        for octet in 1...5 { await throttle.failed(address: "198.51.100.\(octet)", token: guess, at: now) }
+        #expect(await throttle.retryAfter(address: "198.51.100.99", token: guess, at: now) != nil)
+        #expect(await throttle.retryAfter(address: "198.51.100.99", token: "gat_" + String(repeating: "D", count: 43), at: now) == nil)
+        #expect(await throttle.retryAfter(address: "198.51.100.99", token: guess, at: now.addingTimeInterval(61)) == nil)
+    }
+}

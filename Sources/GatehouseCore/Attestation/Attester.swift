@@ -102,12 +102,18 @@ public struct ProtectedRoute: Equatable, Sendable, Codable {
     }
 
     /// HEAD is gated as GET (an upstream answers it with GET's handler), and the prefix is compared
-    /// without case, since some upstreams route `/API/` as `/api/`: gating more than asked is safe,
-    /// gating less is not.
+    /// without case, since some upstreams route `/API/` as `/api/`. A prefix ending in `/` also gates
+    /// the path without that slash and with a format suffix (`/api` and `/api.json` for `/api/`):
+    /// Express and others route `/api` as `/api/`, Rails reads `.json` as a format. Gating more than
+    /// asked is safe, gating less is not.
     public func matches(method requestMethod: String, path: String) -> Bool {
         let requested = requestMethod.uppercased()
-        let methodMatches = method == "*" || method == requested || (method == "GET" && requested == "HEAD")
-        return methodMatches && path.utf8.count >= pathPrefix.utf8.count && path.lowercased().hasPrefix(pathPrefix.lowercased())
+        guard method == "*" || method == requested || (method == "GET" && requested == "HEAD") else { return false }
+        let (path, prefix) = (path.lowercased(), pathPrefix.lowercased())
+        if path.hasPrefix(prefix) { return true }
+        guard prefix.count > 1, prefix.hasSuffix("/") else { return false }
+        let bare = prefix.dropLast()
+        return path == bare || path.hasPrefix(bare + ".")
     }
 }
 

@@ -72,13 +72,14 @@ public enum Gate {
     /// The path an origin server will act on, for prefix matching: query dropped, percent-escapes
     /// decoded, `//` merged, `.` and `..` resolved, as nginx's `$uri` is. Nil when it cannot be
     /// read (bad escapes, control characters, climbing above the root) or when upstreams read it
-    /// differently: a `;` (path parameters, `..;`), a backslash, an escaped slash or backslash, or an
-    /// escape left after decoding once (double encoding). The gate refuses every such path.
+    /// differently: a `;` (path parameters, `..;`), a backslash, an escaped slash or backslash, an
+    /// escape left after decoding once (double encoding), or a character that folds to ASCII under
+    /// NFKC (full-width letters). The gate refuses every such path.
     public static func normalizedPath(_ uri: String) -> String? {
         let rawPath = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard rawPath.hasPrefix("/"), rawPath.utf8.count <= 8192, let decoded = RequestPath.percentDecoded(rawPath),
             !decoded.hasControlCharacters, !decoded.contains(where: { $0 == ";" || $0 == "\\" || $0 == "%" }),
-            !rawPath.lowercased().contains("%2f")
+            !rawPath.lowercased().contains("%2f"), !foldsToASCII(decoded)
         else { return nil }
         var segments: [Substring] = []
         for segment in decoded.split(separator: "/", omittingEmptySubsequences: true) {
@@ -92,5 +93,15 @@ public enum Gate {
         }
         let trailingSlash = decoded.hasSuffix("/") && !segments.isEmpty
         return "/" + segments.joined(separator: "/") + (trailingSlash ? "/" : "")
+    }
+
+    /// Whether a character of the path becomes ASCII under NFKC (full-width `Ａ`, `ｆｉ` ligatures,
+    /// superscripts): some upstreams fold them, so `/%EF%BC%A1PI/` would reach `/API/` ungated. Such a
+    /// path is refused as unreadable. An all-ASCII path (nearly every one) is answered without folding.
+    static func foldsToASCII(_ path: String) -> Bool {
+        guard !path.utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+        return path.unicodeScalars.contains { scalar in
+            !scalar.isASCII && String(scalar).precomposedStringWithCompatibilityMapping.unicodeScalars.contains(where: \.isASCII)
+        }
     }
 }

@@ -40,6 +40,15 @@ public struct RateLimiter: Sendable {
         return .allowed
     }
 
+    /// Whether `key` is over `rule` now, counting nothing: for limits on failures, which `admit` counts
+    /// only when one happens.
+    public func check(_ key: String, rule: Rule, at now: Date) -> Decision {
+        guard let window = windows[key], now.timeIntervalSince(window.start) < rule.windowSeconds, window.count >= rule.limit else {
+            return .allowed
+        }
+        return .limited(retryAfter: max(1, Int((rule.windowSeconds - now.timeIntervalSince(window.start)).rounded(.up))))
+    }
+
     private mutating func prune(at now: Date, windowSeconds: Double) {
         windows = windows.filter { now.timeIntervalSince($0.value.start) < windowSeconds }
         // Still too many live keys (a flood of distinct addresses): forget the oldest half.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseOperations
 import GatehouseStore
 import HTTPTypes
 import Hummingbird
@@ -12,6 +13,9 @@ struct ConsoleSignInController {
     let tokens: any AdminTokenStore
     let sessions: any ConsoleSessionStore
     let clock: any GatehouseClock
+    let throttle: SignInThrottle
+    /// Counts a refused sign-in (`gatehouse_console_sign_in_failures_total`), by why.
+    let onFailure: @Sendable (_ reason: String) -> Void
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/console/sign-in", for: .consoleEntry, use: signInPage)
@@ -30,13 +34,27 @@ struct ConsoleSignInController {
         // A sign-in posted from another site would sign the operator's browser in as the attacker.
         guard ConsoleForm.fromThisSite(request) else { return refused(.forbidden, "Sign in from this site's own page.") }
         let fields = try await ConsoleForm.read(request, context: context)
-        let presented = AdminToken.presented(fields["token"]?.trimmingCharacters(in: .whitespaces) ?? "")
+        let typed = fields["token"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        let address = context.clientAddress
+        if let wait = await throttle.retryAfter(address: address, token: typed, at: clock.now()) {
+            onFailure("throttled")
+            var response = refused(.tooManyRequests, "Too many refused sign-ins; try again in \(wait) s.")
+            response.headers[.retryAfter] = String(wait)
+            return response
+        }
+        let presented = AdminToken.presented(typed)
         guard case .success(let plaintext) = presented else {
-            return refused(.unauthorized, "That is not an admin token: gat_ followed by 43 letters and digits.")
+            return await failed(
+                address: address,
+                typed: typed,
+                reason: "not_a_token",
+                "That is not an admin token: gat_ followed by 43 letters and digits.",
+                context
+            )
         }
         let record = try await tokens.adminToken(withHash: AdminToken.hash(of: plaintext))
         guard case .success(let token) = AdminToken.admit(record, at: clock.now()) else {
-            return refused(.unauthorized, "No live admin token matches the one entered.")
+            return await failed(address: address, typed: typed, reason: "unknown_token", "No live admin token matches the one entered.", context)
         }
         var generator = SystemRandomNumberGenerator()
         let now = clock.now()
@@ -70,6 +88,15 @@ struct ConsoleSignInController {
         var headers = ConsolePages.headers(contentType: contentType)
         headers[.cacheControl] = "public, max-age=300"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// A refused sign-in: counted against its address and token prefix, logged with the address (never
+    /// what was typed), counted on /metrics.
+    private func failed(address: String?, typed: String, reason: String, _ message: String, _ context: Context) async -> Response {
+        await throttle.failed(address: address, token: typed, at: clock.now())
+        context.logger.warning("console sign-in refused", metadata: ["address": .string(address ?? "unknown"), "reason": .string(reason)])
+        onFailure(reason)
+        return refused(.unauthorized, message)
     }
 
     private func refused(_ status: HTTPResponse.Status, _ message: String) -> Response {
