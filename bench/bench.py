@@ -392,7 +392,16 @@ def main():
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 2 AND subject = {c} "
                 "AND last_seen > now() - interval '1 day' AND member <> {d} ORDER BY last_seen DESC LIMIT 3) ad) AS ad, "
                 "(SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = '{a}' AND kind = 3 AND subject = {i} "
-                "AND last_seen > now() - interval '1 hour' AND member <> {d} ORDER BY last_seen DESC LIMIT 20) ip) AS ip "
+                "AND last_seen > now() - interval '1 hour' AND member <> {d} ORDER BY last_seen DESC LIMIT 20) ip) AS ip, "
+                # The farm signal's counts: the address's and its network's attestations, the account's attested devices.
+                "(SELECT count(*) FROM (SELECT 1 FROM attestation_edges WHERE app_id = '{a}' AND kind = 1 AND subject = {i} "
+                "AND last_seen > now() - interval '1 hour' ORDER BY last_seen DESC LIMIT 11) aa) AS aa, "
+                "(SELECT count(*) FROM (SELECT 1 FROM attestation_edges WHERE app_id = '{a}' AND kind = 2 AND subject = {i} "
+                "AND last_seen > now() - interval '1 hour' ORDER BY last_seen DESC LIMIT 31) na) AS na, "
+                "(SELECT count(*) FROM (SELECT 1 FROM (SELECT member FROM velocity_edges WHERE app_id = '{a}' AND kind = 2 AND subject = {c} "
+                "AND last_seen > now() - interval '1 day' ORDER BY last_seen DESC LIMIT 64) m JOIN devices AS attested "
+                "ON attested.app_id = '{a}' AND attested.device_id = m.member WHERE attested.hardware_attested_at > now() - interval '1 day' "
+                "OR attested.integrity_at > now() - interval '1 day' LIMIT 4) ac) AS ac "
                 "FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = '{a}' AND devices.device_id = {d};\n"
                 .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
             handle.write("INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state, "
