@@ -70,6 +70,16 @@ import Testing
             #"{"attestId":"pi-2","kind":"playIntegrity","playIntegrity":{"packageName":"a.b","certificateDigests":["\#(Self.digest)"],"modes":["classic"]}}"#
         )
         #expect(missing.status == 400 && missing.body.contains("decryptionKey"), "\(missing.body)")
+        // The same account, and a decode endpoint where nothing listens: Google not answering at all.
+        var down = body
+        down["attestId"] = "android-pi-down"
+        down["routes"] = []
+        down["playIntegrity"] = [
+            "packageName": Self.package, "certificateDigests": [Self.digest], "modes": ["standard"], "decodeEndpoint": "http://127.0.0.1:1",
+            "serviceAccount": accountJSON,
+        ]
+        let downJSON = String(decoding: try JSONSerialization.data(withJSONObject: down), as: UTF8.self)
+        #expect(try await server.admin(.POST, "v1/admin/apps/\(app.appKey)/attesters", downJSON).status == 201)
     }
 
     /// A classic token over the challenge's nonce opens; the nonce is spent by the first try, right or wrong.
@@ -179,6 +189,14 @@ import Testing
     /// Google slow, failing, or out: a 429 with Retry-After within the deadline, never a 5xx or a hang;
     /// after five failures in a row the breaker answers at once.
     private func googleFailing(_ sdk: HardwareAttestationTests.SDKCalls, google: FakeGoogle) async throws {
+        var unreachable = sdk
+        unreachable.attestID = "android-pi-down"
+        let unreachableNonce = try await unreachable.nonce()
+        let silent = try await unreachable.tokenAnswer([
+            "nonce": unreachableNonce, "integrityToken": "standard-nowhere", "integrityRequest": "standard",
+        ])
+        #expect(silent.status == 429 && silent.json?["reason"] as? String == "integrity_unavailable", "\(silent.status) \(silent.body)")
+
         for token in ["google-slow", "google-500", "google-500", "google-500", "google-500"] {
             let started = Date()
             let answer = try await sdk.tokenAnswer(["nonce": try await sdk.nonce(), "integrityToken": token, "integrityRequest": "standard"])
