@@ -77,6 +77,30 @@ import Testing
         #expect(SecretVerifier.matchingVersion(of: first.plaintext, kind: .sdk, among: all, at: during, box: box) == nil)
     }
 
+    /// A server secret is kept as its SHA-256, with no sealed copy; one sealed by an earlier build still
+    /// verifies beside it (a rolling upgrade), and neither verifies as the other kind.
+    @Test func aServerSecretIsComparedByItsHash() throws {
+        let app = try makeApp()
+        var generator = SystemRandomNumberGenerator()
+        let issued = issueInitialSecrets(for: app, at: start, box: box, using: &generator)[.server]!
+        #expect(issued.stored.sealed.isEmpty && issued.stored.verifier == SealedSecret.verifier(of: issued.plaintext))
+        #expect(throws: DomainError.self) { try issued.stored.open(with: box) }
+        let legacyText = "gsk_" + String(repeating: "L", count: 40)
+        let legacy = SealedSecret(
+            appID: app.id,
+            kind: .server,
+            version: 2,
+            sealed: box.seal(Array(legacyText.utf8), context: SealedSecret.sealingContext(appID: app.id, kind: .server, version: 2)),
+            createdAt: start,
+            retiresAt: nil
+        )
+        let both = [issued.stored, legacy]
+        #expect(SecretVerifier.matchingVersion(of: issued.plaintext, kind: .server, among: both, at: start, box: box) == 1)
+        #expect(SecretVerifier.matchingVersion(of: legacyText, kind: .server, among: both, at: start, box: box) == 2)
+        #expect(SecretVerifier.matchingVersion(of: issued.plaintext + "x", kind: .server, among: both, at: start, box: box) == nil)
+        #expect(SecretVerifier.matchingVersion(of: issued.plaintext, kind: .sdk, among: both, at: start, box: box) == nil)
+    }
+
     @Test func aSecondRotationEndsTheFirstOverlapAtOnce() throws {
         let app = try makeApp()
         var generator = SystemRandomNumberGenerator()

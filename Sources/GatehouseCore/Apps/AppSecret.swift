@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Which of an app's two secrets: the SDK's `secretKey`, or the server secret its backend uses.
@@ -23,23 +24,44 @@ public enum SecretKind: String, Sendable, CaseIterable {
     }
 }
 
-/// One version of one app secret as stored: sealed with the master key, with its lifetime.
+/// One version of one app secret as stored, with its lifetime. The SDK's `secretKey` is sealed with
+/// the master key, since request signatures are checked with it. The server secret is only ever
+/// compared, so it is kept as its SHA-256 (`verifier`, as admin tokens are) and no sealed copy: a
+/// backend's request then costs a hash, not a decryption, and a database and master key that leak
+/// together do not give it away. `sealed` is empty when there is no sealed copy; a server secret
+/// stored before verifiers existed keeps its sealed copy until it is rotated (an instance of the
+/// previous build, in a rolling upgrade, still reads it).
 public struct SealedSecret: Equatable, Sendable {
     public let appID: AppID
     public let kind: SecretKind
     public let version: Int
     public let sealed: [UInt8]
+    public let verifier: [UInt8]?
     public let createdAt: Date
     /// When this version stops verifying; nil while it is the current version.
     public var retiresAt: Date?
 
-    public init(appID: AppID, kind: SecretKind, version: Int, sealed: [UInt8], createdAt: Date, retiresAt: Date?) {
+    public init(
+        appID: AppID,
+        kind: SecretKind,
+        version: Int,
+        sealed: [UInt8],
+        verifier: [UInt8]? = nil,
+        createdAt: Date,
+        retiresAt: Date?
+    ) {
         self.appID = appID
         self.kind = kind
         self.version = version
         self.sealed = sealed
+        self.verifier = verifier
         self.createdAt = createdAt
         self.retiresAt = retiresAt
+    }
+
+    /// What a server secret is compared as.
+    public static func verifier(of plaintext: String) -> [UInt8] {
+        Array(SHA256.hash(data: Array(plaintext.utf8)))
     }
 
     public func isLive(at now: Date) -> Bool {
@@ -60,6 +82,17 @@ public struct SealedSecret: Equatable, Sendable {
         box: SecretBox
     ) -> SealedSecret {
         let context = sealingContext(appID: appID, kind: kind, version: version)
+        guard kind == .sdk else {
+            return SealedSecret(
+                appID: appID,
+                kind: kind,
+                version: version,
+                sealed: [],
+                verifier: verifier(of: plaintext),
+                createdAt: now,
+                retiresAt: nil
+            )
+        }
         return SealedSecret(
             appID: appID,
             kind: kind,
@@ -78,6 +111,7 @@ public struct SealedSecret: Equatable, Sendable {
     }
 
     public func open(with box: SecretBox) throws(DomainError) -> String {
+        guard !sealed.isEmpty else { throw DomainError(.sealedSecretUnreadable, "A server secret is kept as its hash only; it cannot be read back.") }
         let bytes = try box.open(sealed, context: Self.sealingContext(appID: appID, kind: kind, version: version))
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -160,8 +194,16 @@ public enum SecretVerifier {
     ) -> Int? {
         let presentedBytes = Array(presented.utf8)
         var matched: Int?
+        // A server secret is compared as its hash: no decryption per request.
+        if secrets.contains(where: { $0.kind == kind && $0.verifier != nil }) {
+            let digest = SealedSecret.verifier(of: presented)
+            for secret in secrets where secret.kind == kind && secret.isLive(at: now) {
+                if let verifier = secret.verifier, constantTimeEquals(verifier, digest) { matched = secret.version }
+            }
+        }
         // Every live version is compared, so the time taken does not say which one matched.
-        for (version, plaintext) in SealedSecret.livePlaintexts(of: kind, among: secrets, at: now, box: box) {
+        let unhashed = secrets.filter { $0.verifier == nil }
+        for (version, plaintext) in SealedSecret.livePlaintexts(of: kind, among: unhashed, at: now, box: box) {
             if constantTimeEquals(Array(plaintext.utf8), presentedBytes) { matched = version }
         }
         return matched

@@ -49,7 +49,10 @@ extension SQLAdminStore {
 
     private static func sealedValues(in database: any SQLDatabase) async throws(StoreError) -> [SealedValue] {
         var values: [SealedValue] = []
-        for row in try await database.query("SELECT app_id, kind, version, sealed FROM app_secrets ORDER BY app_id, kind, version") {
+        // A server secret kept as its hash has no sealed copy to reseal.
+        for row in try await database.query(
+            "SELECT app_id, kind, version, sealed FROM app_secrets WHERE length(sealed) > 0 ORDER BY app_id, kind, version"
+        ) {
             guard let kind = SecretKind(rawValue: try row.text("kind")) else { throw .corruptRow("app_secrets.kind") }
             values.append(
                 .appSecret(appID: AppID(try row.uuid("app_id")), kind: kind, version: Int(try row.int("version")), sealed: try row.bytes("sealed"))

@@ -57,7 +57,7 @@ extension SQLAppStore: AppStore {
     public func secrets(of appID: AppID) async throws(StoreError) -> [SealedSecret] {
         try await database.query(
             """
-            SELECT app_id, kind AS secret_kind, version AS secret_version, sealed AS secret_sealed,
+            SELECT app_id, kind AS secret_kind, version AS secret_version, sealed AS secret_sealed, verifier AS secret_verifier,
               created_at AS secret_created_at, retires_at AS secret_retires_at
             FROM app_secrets WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY kind, version
             """
@@ -73,7 +73,7 @@ extension SQLAppStore: AppStore {
         let rows = try await database.query(
             """
             SELECT apps.*, app_secrets.kind AS secret_kind, app_secrets.version AS secret_version,
-              app_secrets.sealed AS secret_sealed, app_secrets.created_at AS secret_created_at,
+              app_secrets.sealed AS secret_sealed, app_secrets.verifier AS secret_verifier, app_secrets.created_at AS secret_created_at,
               app_secrets.retires_at AS secret_retires_at
             FROM apps LEFT JOIN app_secrets ON app_secrets.app_id = apps.app_id
             WHERE apps.app_key = \(.text(appKey.rawValue)) ORDER BY app_secrets.kind, app_secrets.version
@@ -92,6 +92,7 @@ extension SQLAppStore: AppStore {
             kind: kind,
             version: Int(try row.int("secret_version")),
             sealed: try row.bytes("secret_sealed"),
+            verifier: try row.isNull("secret_verifier") ? nil : try row.bytes("secret_verifier"),
             createdAt: try row.date("secret_created_at"),
             retiresAt: try row.optionalDate("secret_retires_at")
         )
@@ -141,9 +142,9 @@ extension SQLAppStore: AppStore {
     static func insertSecret(_ secret: SealedSecret, in transaction: any SQLDatabase) async throws(StoreError) {
         try await transaction.query(
             """
-            INSERT INTO app_secrets (app_id, kind, version, sealed, created_at, retires_at) VALUES (\(.uuid(secret.appID.rawValue)),
-              \(.text(secret.kind.rawValue)), \(.int(Int64(secret.version))), \(.bytes(secret.sealed)), \(.date(secret.createdAt)),
-              \(.optional(secret.retiresAt)))
+            INSERT INTO app_secrets (app_id, kind, version, sealed, verifier, created_at, retires_at) VALUES (\(.uuid(secret.appID.rawValue)),
+              \(.text(secret.kind.rawValue)), \(.int(Int64(secret.version))), \(.bytes(secret.sealed)),
+              \(secret.verifier.map(SQLValue.bytes) ?? .null), \(.date(secret.createdAt)), \(.optional(secret.retiresAt)))
             """
         )
     }
