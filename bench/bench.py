@@ -458,6 +458,14 @@ def main():
         # call-graph sampling runs in the server's own time (2026-11-26: 1220 µs of server CPU a query
         # profiled, 676 not), so a profiled run's ratio says nothing of the rules and it writes nothing.
         profile = os.environ.get("GATEHOUSE_BENCH_PERF")
+
+        def profiling(name, seconds):
+            """perf on the server for `seconds`, when GATEHOUSE_BENCH_PERF names a file and GATEHOUSE_BENCH_PERF_STEP
+            this step (`rules`, the default; `forged`; `gate`)."""
+            if not profile or os.environ.get("GATEHOUSE_BENCH_PERF_STEP", "rules") != name:
+                return None
+            return subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
+                                     "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if newest_policy_version(server, app) == 0:
             # Version 0 is the tables before any change, which no version holds: publish one.
             assert server.admin("PUT", "/v1/admin/apps/%s/risk/policy-rules/bench-0" % app.key, policy_rule(0))[0] == 200
@@ -469,9 +477,7 @@ def main():
         for step in range(2 * POLICY_ROUNDS + 1):
             with_rules = step % 2 == 1
             restore_policy_version(server, app, ruled_version if with_rules else plain_version)
-            profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
-                                         "sleep", str(step_seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) \
-                if profile and step == 1 else None
+            profiler = profiling("rules", step_seconds) if step == 1 else None
             measured = query_step("query-rules-%d.txt" % step, shares[step], step_seconds)
             if profiler:
                 profiler.wait()
@@ -508,7 +514,10 @@ def main():
         write_lines(os.path.join(work, "forged.txt"), forged_lines)
         # Every risk query so far, settled: what the forged ones must not add to.
         lookups_before = settled_ztoken_lookups(server)
+        profiler = profiling("forged", duration)
         forged = wrk(server.url, [os.path.join(work, "forged.txt"), ""], connections, duration)
+        if profiler:
+            profiler.wait()
         # Each gets a decision (tokenState forged) without touching the ztoken table.
         forged["database"] = settled_ztoken_lookups(server) - lookups_before
         record("forged-token risk query", forged, "plain-text floor", plain_again["rate"])
@@ -526,7 +535,10 @@ def main():
         gate_headers = {"X-Gatehouse-Authorization": app.backend, "X-Original-Method": "GET", "X-Original-URI": "/api/orders",
                         token["tokenHeader"]: token["token"]}
         write_lines(os.path.join(work, "gate.txt"), [line("GET", "/v1/gate/verify", gate_headers)])
+        profiler = profiling("gate", duration)
         gated = wrk(server.url, [os.path.join(work, "gate.txt"), ""], connections, duration)
+        if profiler:
+            profiler.wait()
         record("gate verify with a valid token", gated, "plain-text floor", plain_again["rate"])
 
         # 7. A flood: 2,000 connections, each sending its next request as soon as the last is answered,
