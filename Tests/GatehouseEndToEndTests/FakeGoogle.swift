@@ -8,13 +8,16 @@ import NIOCore
 /// reads: the token endpoint verifies the service account's assertion (RS256 by the account's key,
 /// audience this endpoint, unexpired, the Play Integrity scope) before it issues an access token, and
 /// the decode endpoint answers only that token. Tokens named `google-slow`, `google-500` and
-/// `google-400` make it answer late, fail, or refuse the token.
+/// `google-400` make it answer late (once the test releases it), fail, or refuse the token.
 final class FakeGoogle: Sendable {
     let accountKey: _RSA.Signing.PublicKey
     let tokenURI = Locked("")
     let verdicts = LockedMap<String, [UInt8]>()
     let tokensIssued = Locked(0)
     let decodeCalls = Locked(0)
+    /// Whether the slow answer went out, and whether the test let it go.
+    let slowAnswered = Locked(false)
+    let slowReleased = Locked(false)
     let accessToken = "ya29.test-\(UUID().uuidString)"
 
     init(accountKey: _RSA.Signing.PublicKey) { self.accountKey = accountKey }
@@ -45,7 +48,9 @@ final class FakeGoogle: Sendable {
             guard let token = body?.object?["integrity_token"]?.string else { return Self.json(.badRequest, "{}") }
             switch token {
             case "google-slow":
-                try await Task.sleep(for: .seconds(3))
+                // Until the test has seen Gatehouse's answer (at most 20 s, should Gatehouse wait for it).
+                for _ in 0..<1000 where !self.slowReleased.value { try await Task.sleep(for: .milliseconds(20)) }
+                self.slowAnswered.set(true)
                 return Self.json(.ok, "{}")
             case "google-500": return Self.json(.internalServerError, #"{"error":{"code":500}}"#)
             default:

@@ -198,11 +198,14 @@ import Testing
         #expect(silent.status == 429 && silent.json?["reason"] as? String == "integrity_unavailable", "\(silent.status) \(silent.body)")
 
         for token in ["google-slow", "google-500", "google-500", "google-500", "google-500"] {
-            let started = Date()
             let answer = try await sdk.tokenAnswer(["nonce": try await sdk.nonce(), "integrityToken": token, "integrityRequest": "standard"])
             #expect(answer.status == 429 && answer.json?["reason"] as? String == "integrity_unavailable", "\(answer.status) \(answer.body)")
             #expect(answer.headers.first(name: "Retry-After") != nil)
-            #expect(Date().timeIntervalSince(started) < 5, "the deadline is 1 s")
+            if token == "google-slow" {
+                // The deadline ended the wait, not Google's answer: Google has not answered yet.
+                #expect(!google.slowAnswered.value, "Gatehouse waited for Google past its deadline")
+                google.slowReleased.set(true)
+            }
         }
         let calls = google.decodeCalls.value
         let nonce = try await sdk.nonce()

@@ -64,7 +64,7 @@ struct PlayIntegrityProofOperations: Sendable {
         case .standard:
             guard let account = credentials.account else { throw StoreError.corruptRow("standard Play Integrity attester without its account") }
             switch await google.decode(token, settings: settings, account: account) {
-            case .failure(.unavailable(let why, let retryAfter)):
+            case .failure(.unavailable(let why, let retryAfter)), .failure(.misconfigured(let why, let retryAfter)):
                 throw PlayIntegrityUnavailable(
                     detail: "Google Play Integrity gave no verdict (\(why)); retry after \(retryAfter) s.",
                     retryAfter: retryAfter
@@ -82,19 +82,20 @@ struct PlayIntegrityProofOperations: Sendable {
         return try await record(assessment, minimum: minimum, app: app, device: device, address: address, at: now)
     }
 
-    /// The attester whose settings read the token, and the lowest level the requesting attester takes.
+    /// The attester whose settings read the token, and the lowest level the requesting attester takes,
+    /// from the instance's copy of the app's attesters (no read of its own on this path); an attester
+    /// made on another instance moments ago is read from the store.
     private func readingAttester(for attester: Attester, app: App) async throws -> (StoredAttester, PlayIntegrityLevel?) {
-        if attester.kind == .playIntegrity { return (try await access.storedAttester(app, attester.attestID), nil) }
-        guard let acceptance = attester.acceptPlayIntegrity,
-            let reader = try await access.store.attester(appID: app.id, attestID: acceptance.attestID),
-            reader.attester.kind == .playIntegrity, reader.attester.status == .active
-        else {
-            throw DomainError(
-                .integrityRefused,
-                "Attester \(attester.attestID) takes no Play Integrity verdict now; send a hardware attestation or assertion.",
-                field: "integrityToken"
-            )
+        let attesters = try await access.store.attesters(appID: app.id)
+        if attester.kind == .playIntegrity {
+            if let own = attesters.first(where: { $0.attester == attester }) { return (own, nil) }
+            return (try await access.storedAttester(app, attester.attestID), nil)
         }
+        guard let acceptance = attester.acceptPlayIntegrity else { throw Self.noVerdictTaken(attester) }
+        var reader = attesters.first(where: { $0.attester.attestID == acceptance.attestID })
+        if reader == nil { reader = try await access.store.attester(appID: app.id, attestID: acceptance.attestID) }
+        guard let reader, reader.attester.kind == .playIntegrity, reader.attester.status == .active
+        else { throw Self.noVerdictTaken(attester) }
         return (reader, acceptance.minimumIntegrity)
     }
 
@@ -144,6 +145,14 @@ struct PlayIntegrityProofOperations: Sendable {
             if let minimum, level < minimum { throw Self.refusal(.integrityTooLow) }
             return level
         }
+    }
+
+    static func noVerdictTaken(_ attester: Attester) -> DomainError {
+        DomainError(
+            .integrityRefused,
+            "Attester \(attester.attestID) takes no Play Integrity verdict now; send a hardware attestation or assertion.",
+            field: "integrityToken"
+        )
     }
 
     static func refusal(_ reason: PlayIntegrityRefusal) -> DomainError {

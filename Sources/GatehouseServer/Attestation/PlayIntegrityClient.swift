@@ -18,7 +18,6 @@ public struct PlayIntegrityClient: PlayIntegrityUpstream {
     let tokens = AccessTokens()
     let breaker = CircuitBreaker()
 
-    static let credentialsRefused = "Google refused the service account"
     static let breakerThreshold = 5
     static let breakerOpenSeconds = 30
     /// A token answer and a verdict are a few kilobytes.
@@ -42,8 +41,9 @@ public struct PlayIntegrityClient: PlayIntegrityUpstream {
         let until = NIODeadline.now() + deadline
         let outcome = await decodeOnce(token, settings: settings, account: account, until: until)
         switch outcome {
-        // A refused service account is one operator's setting, not Google's outage: it opens no breaker.
-        case .failure(.unavailable(let why, _)) where !why.hasPrefix(Self.credentialsRefused): await breaker.failed(endpoint)
+        case .failure(.unavailable): await breaker.failed(endpoint)
+        // The operator's setting, not Google's outage: neither opens nor closes the breaker.
+        case .failure(.misconfigured): break
         default: await breaker.succeeded(endpoint)
         }
         return outcome
@@ -80,7 +80,7 @@ public struct PlayIntegrityClient: PlayIntegrityUpstream {
             case 401, 403:
                 // Our credentials: the operator's to fix, so the token's access token is forgotten.
                 await tokens.forget(account)
-                return .failure(.unavailable("\(Self.credentialsRefused) (\(status))", retryAfter: Self.breakerOpenSeconds))
+                return .failure(.misconfigured("Google refused the service account (\(status))", retryAfter: Self.breakerOpenSeconds))
             default: return .failure(.unavailable("Google answered \(status)", retryAfter: Self.breakerOpenSeconds))
             }
         }
@@ -93,6 +93,9 @@ public struct PlayIntegrityClient: PlayIntegrityUpstream {
         switch await post(account.tokenURI, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8), until: until) {
         case .failure(let failure): return .failure(failure)
         case .success(let (status, bytes)):
+            if (400..<500).contains(status) {
+                return .failure(.misconfigured("the token endpoint refused the service account (\(status))", retryAfter: Self.breakerOpenSeconds))
+            }
             guard status == 200, let answer = JSONValue.parse(bytes)?.object, let token = answer["access_token"]?.string,
                 let lifetime = answer["expires_in"]?.integer, lifetime > 0
             else {
@@ -110,7 +113,7 @@ public struct PlayIntegrityClient: PlayIntegrityUpstream {
         until: NIODeadline
     ) async -> Result<(Int, [UInt8]), PlayIntegrityUpstreamFailure> {
         if let refusal = await STSClient.endpointRefusal(url, allowInternal: allowInternalEndpoints) {
-            return .failure(.unavailable("endpoint not allowed: \(refusal)", retryAfter: Self.breakerOpenSeconds))
+            return .failure(.misconfigured("endpoint not allowed: \(refusal)", retryAfter: Self.breakerOpenSeconds))
         }
         var request = HTTPClientRequest(url: url)
         request.method = .POST

@@ -54,7 +54,7 @@ extension Attester {
             )
         }
         if let acceptPlayIntegrity {
-            guard requiresHardware || kind.hardwarePlatform != nil, kind != .playIntegrity else {
+            guard requiresHardware, kind != .playIntegrity else {
                 throw DomainError(
                     .invalidAttester,
                     "acceptPlayIntegrity goes with an attester that requires hardware attestation.",

@@ -133,9 +133,6 @@ public struct PlayIntegrityFacts: Sendable, Equatable, Codable {
     public let appRecognition: String
     public let licensing: String?
     public let deviceActivityLevel: String?
-    /// An app that captures the screen or controls the device is running (`UNKNOWN_CAPTURING`,
-    /// `UNKNOWN_CONTROLLING`).
-    public let riskyApps: Bool
     public let appsDetected: [String]
     public let playProtect: String?
     public let versionCode: Int64?
@@ -143,16 +140,21 @@ public struct PlayIntegrityFacts: Sendable, Equatable, Codable {
     public let refusal: PlayIntegrityRefusal?
 
     init(_ verdict: PlayIntegrityVerdict, level: PlayIntegrityLevel?, refusal: PlayIntegrityRefusal?) {
-        integrity = level
-        appRecognition = verdict.appRecognition
-        licensing = verdict.licensing
-        deviceActivityLevel = verdict.deviceActivityLevel
-        appsDetected = verdict.appsDetected ?? []
-        riskyApps = appsDetected.contains { $0 == "UNKNOWN_CAPTURING" || $0 == "UNKNOWN_CONTROLLING" }
-        playProtect = verdict.playProtect
-        versionCode = verdict.versionCode
-        self.refusal = refusal
+        self.init(
+            integrity: level,
+            appRecognition: verdict.appRecognition,
+            licensing: verdict.licensing,
+            deviceActivityLevel: verdict.deviceActivityLevel,
+            appsDetected: verdict.appsDetected ?? [],
+            playProtect: verdict.playProtect,
+            versionCode: verdict.versionCode,
+            refusal: refusal
+        )
     }
+
+    /// An app that captures the screen or controls the device is running (`UNKNOWN_CAPTURING`,
+    /// `UNKNOWN_CONTROLLING`).
+    public var riskyApps: Bool { appsDetected.contains { $0 == "UNKNOWN_CAPTURING" || $0 == "UNKNOWN_CONTROLLING" } }
 
     public init(
         integrity: PlayIntegrityLevel?,
@@ -169,7 +171,6 @@ public struct PlayIntegrityFacts: Sendable, Equatable, Codable {
         self.licensing = licensing
         self.deviceActivityLevel = deviceActivityLevel
         self.appsDetected = appsDetected
-        riskyApps = appsDetected.contains { $0 == "UNKNOWN_CAPTURING" || $0 == "UNKNOWN_CONTROLLING" }
         self.playProtect = playProtect
         self.versionCode = versionCode
         self.refusal = refusal
