@@ -217,6 +217,9 @@ import Testing
         arguments: [
             ("/%EF%BC%A1PI/orders", nil), ("/\u{FF21}pi/orders", nil), ("/api/\u{FB01}le", nil), ("/api/x\u{00B2}", nil),
             ("/caf%C3%A9/menu", "/café/menu"), ("/api/%E4%B8%AD%E6%96%87", "/api/中文"), ("/api/orders", "/api/orders"),
+            // A long path of characters case folding changes is read once per distinct character.
+            ("/" + String(repeating: "\u{00C9}", count: 2000), "/" + String(repeating: "\u{00C9}", count: 2000)),
+            ("/" + String(repeating: "\u{00C9}", count: 2000) + "\u{FF21}", nil),
         ] as [(String, String?)]
     )
     func charactersThatFoldToASCIIAreUnreadable(uri: String, normalized: String?) {

@@ -221,7 +221,14 @@ import Testing
                 .decoded(Components.Schemas.RiskDecisionView.self)
             #expect(stored.shadow == judged.shadow)
             let browser = try await ConsoleTests.signIn(server, token: server.adminToken)
-            let overview = try await server.send(.get, "/console/apps/\(app.appKey)/overview?window=1h", headers: browser.headers).text
+            // The decision's counters reach the overview with its write behind the answer: asked until they
+            // have (under load, a moment after the decision reads back), a bounded number of times.
+            var overview = ""
+            for _ in 0..<50 {
+                overview = try await server.send(.get, "/console/apps/\(app.appKey)/overview?window=1h", headers: browser.headers).text
+                if overview.contains("id=\"shadow-outcomes\"") { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             #expect(overview.contains("id=\"shadow-outcomes\""))
 
             #expect(try await server.send(.delete, shadow).status == .noContent)

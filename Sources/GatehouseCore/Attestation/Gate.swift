@@ -97,11 +97,16 @@ public enum Gate {
 
     /// Whether a character of the path becomes ASCII under NFKC (full-width `Ａ`, `ｆｉ` ligatures,
     /// superscripts): some upstreams fold them, so `/%EF%BC%A1PI/` would reach `/API/` ungated. Such a
-    /// path is refused as unreadable. An all-ASCII path (nearly every one) is answered without folding.
+    /// path is refused as unreadable. An all-ASCII path (nearly every one) is answered without folding;
+    /// otherwise only a character NFKC (or case folding) changes is folded, and each distinct one once,
+    /// so a long path of crafted characters costs a property lookup per character.
     static func foldsToASCII(_ path: String) -> Bool {
         guard !path.utf8.allSatisfy({ $0 < 0x80 }) else { return false }
-        return path.unicodeScalars.contains { scalar in
-            !scalar.isASCII && String(scalar).precomposedStringWithCompatibilityMapping.unicodeScalars.contains(where: \.isASCII)
+        var folded: Set<Unicode.Scalar> = []
+        for scalar in path.unicodeScalars where !scalar.isASCII && scalar.properties.changesWhenNFKCCaseFolded {
+            guard folded.insert(scalar).inserted else { continue }
+            if String(scalar).precomposedStringWithCompatibilityMapping.unicodeScalars.contains(where: \.isASCII) { return true }
         }
+        return false
     }
 }
