@@ -57,12 +57,20 @@ import Testing
         return try await store.deviceRisk.recordRiskDecision(queryKeys).record
     }
 
-    func keys(_ app: App, _ claims: ZTokenClaims?, account: String = "u1", at time: Date? = nil) throws -> RiskQuery {
+    func keys(
+        _ app: App,
+        _ claims: ZTokenClaims?,
+        account: String = "u1",
+        address: String = "198.51.100.7",
+        at time: Date? = nil
+    ) throws
+        -> RiskQuery
+    {
         RiskQuery(
             appID: app.id,
             eventID: try EventID(validating: 3301),
             accountID: try AccountID(validating: account),
-            clientAddress: IPAddress("198.51.100.7")!,
+            clientAddress: IPAddress(address)!,
             tokenState: claims == nil ? .forged : .fresh,
             claims: claims,
             at: time ?? now.addingTimeInterval(1)
@@ -183,15 +191,16 @@ import Testing
         }
     }
 
-    /// Decisions without a token to consume go in group commits: every concurrent caller's row is
-    /// stored, once, before it returns; a list entry added meanwhile applies to the next query at once.
+    /// Decisions without a token to consume are written behind their answers: every concurrent
+    /// caller's row (each from an address of its own, so each is a sample) is stored, once; a list
+    /// entry added meanwhile applies to the next query at once.
     @Test(arguments: TestStoreKind.available)
     func concurrentDecisionsWithoutATokenAreAllStored(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
             let (app, _) = try await seed(store)
             let records = try await withThrowingTaskGroup(of: RiskDecisionRecord.self) { group in
                 for number in 0..<200 {
-                    let queryKeys = try keys(app, nil, account: "u\(number)")
+                    let queryKeys = try keys(app, nil, account: "u\(number)", address: "198.51.\(number / 100).\(number % 100)")
                     group.addTask { try await store.deviceRisk.recordRiskDecision(queryKeys).record }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

@@ -3,6 +3,22 @@ import Testing
 
 @testable import GatehouseStore
 
+/// A row that stands alone, for the queue's order and bounds.
+extension Int: BehindRow {
+    public var mergeKey: Never? { nil }
+    public var weight: Int { 1 }
+    public mutating func merge(_ other: Int) {}
+}
+
+/// A count that merges with the queued count of its key.
+struct Tally: BehindRow, Equatable {
+    let key: String
+    var count: Int
+    var mergeKey: String? { key }
+    var weight: Int { count }
+    mutating func merge(_ other: Tally) { count += other.count }
+}
+
 /// Rows written behind their answers: in order, counted, bounded, and caught up on demand.
 @Suite struct WriteBehindTests {
     struct Refused: Error {}
@@ -50,5 +66,38 @@ import Testing
         behind.enqueue(-1)
         await behind.caughtUp()
         #expect(behind.written == 5 && behind.lost == 4 && behind.pending == 0)
+    }
+
+    @Test func countsOfOneKeyMergeWhileQueuedAndNeverFillTheQueue() async throws {
+        let batches = Mutex<[[Tally]]>([])
+        let open = Atomic<Bool>(false)
+        let inside = Atomic<Bool>(false)
+        let behind = WriteBehind<Tally>(capacity: 3, maximumBatch: 2) { batch in
+            inside.store(true, ordering: .sequentiallyConsistent)
+            while !open.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(5)) }
+            batches.withLock { $0.append(batch) }
+        }
+        behind.enqueue(Tally(key: "held", count: 1))
+        while !inside.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(5)) }
+        // A flood of three keys while the writer is held: one queued row each, nothing lost.
+        for number in 0..<3_000 { behind.enqueue(Tally(key: ["a", "b", "c"][number % 3], count: 1)) }
+        #expect(behind.pending == 3 && behind.lost == 0)
+        // The queue is full of rows; a fourth key does not fit, a known one still merges.
+        behind.enqueue(Tally(key: "d", count: 7))
+        behind.enqueue(Tally(key: "a", count: 1))
+        #expect(behind.pending == 3 && behind.lost == 7)
+        open.store(true, ordering: .sequentiallyConsistent)
+        await behind.caughtUp()
+        let written = batches.withLock { $0 }
+        #expect(
+            written.flatMap { $0 } == [
+                Tally(key: "held", count: 1), Tally(key: "a", count: 1_001), Tally(key: "b", count: 1_000), Tally(key: "c", count: 1_000),
+            ]
+        )
+        #expect(behind.written == 3_002 && behind.pending == 0)
+        // Written rows leave the merge: the next count of a key is a row of its own.
+        behind.enqueue(Tally(key: "a", count: 2))
+        await behind.caughtUp()
+        #expect(batches.withLock { $0.last } == [Tally(key: "a", count: 2)])
     }
 }

@@ -41,16 +41,53 @@ struct ConsoleDecisionsController {
                 label: record.label?.verdict.rawValue
             )
         }
+        let counted = try await refusedCounts(given, filters: filters)
         let shown = ExplorerPage(
             filters: filters.shown,
             decisions: rows,
             empty: rows.isEmpty,
             next: filters.next("/console/decisions", "cursor", page.next),
+            counts: counted.rows,
+            hasCounts: !counted.rows.isEmpty,
+            nextCounts: counted.next,
             outcomes: RiskDecision.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("decision")) },
             tags: RiskTag.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("tag")) },
             labels: DecisionLabel.Verdict.allCases.map { .init(value: $0.rawValue, selected: $0.rawValue == given.get("label")) }
         )
         return pages.page(shown, caller: context.console)
+    }
+
+    /// Refused decisions counted, not stored, for the filters they have (app, address, time): each
+    /// links to the decisions stored whole for the same app, address and minute, its samples. With a
+    /// filter counts do not carry (an event, a device...), none are shown.
+    private func refusedCounts(_ given: Parameters, filters: ConsoleFilters) async throws -> (rows: [ExplorerPage.Count], next: String?) {
+        let countable: Set = ["appKey", "address", "from", "to"]
+        guard Self.filterNames.allSatisfy({ countable.contains($0) || given.get($0) == nil }) else { return ([], nil) }
+        var query = try RiskAdminOperations.RefusedCountQuery(Query.reader(given))
+        query.cursor = given.get("countsCursor")
+        query.limit = 20
+        let page = try await risk.refusedCounts(query)
+        let rows = page.counts.map { listed in
+            let count = listed.count
+            var samples = URLComponents()
+            samples.queryItems =
+                [
+                    URLQueryItem(name: "appKey", value: listed.appKey.rawValue),
+                    URLQueryItem(name: "from", value: ConsoleText.time(count.minute)),
+                    URLQueryItem(name: "to", value: ConsoleText.time(count.minute.addingTimeInterval(60))),
+                ] + (count.clientAddress == RefusedDecisionSampler.otherAddresses ? [] : [URLQueryItem(name: "address", value: count.clientAddress)])
+            return ExplorerPage.Count(
+                appKey: listed.appKey.rawValue,
+                minute: ConsoleText.time(count.minute),
+                address: count.clientAddress,
+                tokenState: count.tokenState.rawValue,
+                decisions: count.decisions,
+                first: ConsoleText.time(count.firstAt),
+                last: ConsoleText.time(count.lastAt),
+                samples: "/console/decisions" + (samples.string ?? "")
+            )
+        }
+        return (rows, filters.next("/console/decisions", "countsCursor", page.next))
     }
 
     @Sendable func decision(_ request: Request, context: Context) async throws -> Response {
@@ -123,11 +160,26 @@ extension ConsoleDecisionsController {
             let value: String
             let selected: Bool
         }
+        /// Refused decisions of one app, address, token state and minute, counted instead of stored.
+        struct Count {
+            let appKey: String
+            let minute: String
+            let address: String
+            let tokenState: String
+            let decisions: Int
+            let first: String
+            let last: String
+            /// The explorer showing the decisions stored whole for that app, address and minute.
+            let samples: String
+        }
         let title = "Decisions"
         let filters: [String: String]
         let decisions: [Row]
         let empty: Bool
         let next: String?
+        let counts: [Count]
+        let hasCounts: Bool
+        let nextCounts: String?
         let outcomes: [Choice]
         let tags: [Choice]
         let labels: [Choice]

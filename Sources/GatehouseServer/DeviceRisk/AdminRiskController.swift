@@ -23,6 +23,7 @@ struct AdminRiskController {
         routes.on(.get, "/v1/admin/apps/:appKey/risk/lists", for: .operatorReads, use: listEntries)
         routes.on(.delete, "/v1/admin/apps/:appKey/risk/lists/:entryId", for: .operators, use: removeListEntry)
         routes.on(.get, "/v1/admin/risk/decisions", for: .operatorReads, use: decisions)
+        routes.on(.get, "/v1/admin/risk/refused-counts", for: .operatorReads, use: refusedCounts)
         routes.on(.post, "/v1/admin/apps/:appKey/risk/decisions/:decisionId/labels", for: .operators, use: label)
     }
 
@@ -83,6 +84,13 @@ struct AdminRiskController {
     @Sendable func decisions(_ request: Request, context: Context) async throws -> Response {
         let page = try await risk.decisions(try .init(Query.reader(request.uri.queryParameters)))
         return RiskDecisionJSON.page(page.decisions.map { ($0.record, $0.appKey) }, next: page.next)
+    }
+
+    @Sendable func refusedCounts(_ request: Request, context: Context) async throws -> Response {
+        let page = try await risk.refusedCounts(try .init(Query.reader(request.uri.queryParameters)))
+        return try JSONBody.response(
+            Components.Schemas.RefusedCountPage(items: page.counts.map(Components.Schemas.RefusedCount.init), nextCursor: page.next)
+        )
     }
 
     /// The explorer's filters from query parameters, for the API and the console alike.

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseCore
 import GatehouseOperations
+import GatehouseStore
 
 /// Device-risk domain values into the generated API types.
 extension Components.Schemas.RiskWeights {
@@ -133,6 +134,21 @@ extension Components.Schemas.RiskListEntry {
             value: entry.value,
             note: entry.note,
             createdAt: entry.createdAt
+        )
+    }
+}
+
+extension Components.Schemas.RefusedCount {
+    init(_ listed: ListedRefusedCount) {
+        let count = listed.count
+        self.init(
+            appKey: listed.appKey.rawValue,
+            minute: count.minute,
+            clientIp: count.clientAddress,
+            tokenState: .init(rawValue: count.tokenState.rawValue) ?? .forged,
+            decisions: Int64(count.decisions),
+            firstAt: count.firstAt,
+            lastAt: count.lastAt
         )
     }
 }

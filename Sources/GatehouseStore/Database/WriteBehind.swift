@@ -6,12 +6,16 @@ import Synchronization
 /// `capacity` rows, each written within about one round trip while the database keeps up. A row that
 /// finds the queue full, or whose batch the database refused, is dropped and counted (`lost`): the
 /// loss is never silent, `/metrics` shows it. `caughtUp()` waits for the rows queued before it, so a
-/// read on this instance sees them (read-your-writes where the write was made).
-final class WriteBehind<Item: Sendable>: Sendable {
+/// read on this instance sees them (read-your-writes where the write was made). A row with a merge
+/// key joins the queued row of the same key instead of queueing another (counts that add up): a
+/// flood of them holds one queued row per key, and never fills the queue.
+final class WriteBehind<Item: BehindRow>: Sendable {
     typealias Write = @Sendable ([Item]) async throws -> Void
 
     private struct State {
         var queued: [Item] = []
+        /// Where each queued row with a merge key is in `queued`.
+        var merging: [Item.MergeKey: Int] = [:]
         var writing = false
         /// Rows ever queued, and rows whose batch has ended (written or lost): FIFO, so a row's
         /// ticket is done once `ended` reaches it.
@@ -37,10 +41,16 @@ final class WriteBehind<Item: Sendable>: Sendable {
     var lost: Int { lostCount.load(ordering: .relaxed) }
     var pending: Int { state.withLock { $0.queued.count } }
 
-    /// Queues `item` and returns at once; starts the writer if it is idle.
+    /// Queues `item` (or merges it into the queued row of its key) and returns at once; starts the
+    /// writer if it is idle.
     func enqueue(_ item: Item) {
         let startWriter: Bool? = state.withLock { state in
+            if let key = item.mergeKey, let index = state.merging[key] {
+                state.queued[index].merge(item)
+                return false
+            }
             guard state.queued.count < capacity else { return nil }
+            if let key = item.mergeKey { state.merging[key] = state.queued.count }
             state.queued.append(item)
             state.queuedTotal += 1
             guard !state.writing else { return false }
@@ -48,7 +58,7 @@ final class WriteBehind<Item: Sendable>: Sendable {
             return true
         }
         switch startWriter {
-        case nil: lostCount.wrappingAdd(1, ordering: .relaxed)
+        case nil: lostCount.wrappingAdd(item.weight, ordering: .relaxed)
         case true?: Task { await self.writeAll() }
         case false?: break
         }
@@ -71,15 +81,18 @@ final class WriteBehind<Item: Sendable>: Sendable {
             let batch: [Item] = state.withLock { state in
                 let batch = Array(state.queued.prefix(maximumBatch))
                 state.queued.removeFirst(batch.count)
+                if !state.merging.isEmpty {
+                    state.merging = state.merging.compactMapValues { $0 >= batch.count ? $0 - batch.count : nil }
+                }
                 if batch.isEmpty { state.writing = false }
                 return batch
             }
             guard !batch.isEmpty else { return }
             do {
                 try await write(batch)
-                writtenCount.wrappingAdd(batch.count, ordering: .relaxed)
+                writtenCount.wrappingAdd(batch.reduce(0) { $0 + $1.weight }, ordering: .relaxed)
             } catch {
-                lostCount.wrappingAdd(batch.count, ordering: .relaxed)
+                lostCount.wrappingAdd(batch.reduce(0) { $0 + $1.weight }, ordering: .relaxed)
             }
             let released: [CheckedContinuation<Void, Never>] = state.withLock { state in
                 state.ended += batch.count
@@ -91,4 +104,15 @@ final class WriteBehind<Item: Sendable>: Sendable {
             for continuation in released { continuation.resume() }
         }
     }
+}
+
+/// A row written behind its answer.
+protocol BehindRow: Sendable {
+    associatedtype MergeKey: Hashable & Sendable
+    /// Rows of the same key that wait in the queue together become one (`merge`); nil for a row that
+    /// stands alone.
+    var mergeKey: MergeKey? { get }
+    /// How many of what the queue counts (decisions) the row stands for.
+    var weight: Int { get }
+    mutating func merge(_ other: Self)
 }

@@ -92,6 +92,14 @@ public protocol DeviceRiskStore: ActivityCounting {
     func labelDecision(appID: AppID, id: UUID, label: DecisionLabel, audit: AuditEntry) async throws(StoreError) -> RiskDecisionRecord
     /// Newest first, strictly after `cursor` in that order, each with its app's appKey.
     func decisions(matching filter: DecisionFilter, after cursor: DecisionCursor?, limit: Int) async throws(StoreError) -> [ListedDecision]
+    /// Refused decisions counted instead of stored (`RefusedDecisionSampler`): newest minute first,
+    /// strictly after `cursor` in that order, each with its app's appKey.
+    func refusedCounts(
+        matching filter: RefusedCountFilter,
+        after cursor: RefusedCountCursor?,
+        limit: Int
+    ) async throws(StoreError)
+        -> [ListedRefusedCount]
     /// Rules by scope: 0 for the app, else the event id.
     func riskRules(appID: AppID) async throws(StoreError) -> [Int: RiskRules]
     func setRiskRules(appID: AppID, scope: Int, rules: RiskRules, at now: Date, audit: AuditEntry) async throws(StoreError)

@@ -10,10 +10,11 @@ extension SQLDeviceRiskStore {
         let rules = policy.effectiveRules(for: query.eventID)
         guard let tokenID = query.tokenID, let claims = query.claims, let deviceID = query.deviceID else {
             // Nothing to consume and no device to read (a forged, expired or mismatched token): the
-            // decision row is the only write, and nobody reads it before the answer.
+            // decision (whole, or counted past the first few of its address) is the only write, and
+            // nobody reads it before the answer.
             let facts = RiskFacts(consumption: nil, device: nil, velocity: nil, policy: policy, rules: rules)
             let record = RiskEngine.decide(query, facts: facts, id: UUID.random())
-            refusedDecisions.enqueue(record)
+            recordRefused(record)
             return RecordedRiskDecision(record: record, facts: facts)
         }
         ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)

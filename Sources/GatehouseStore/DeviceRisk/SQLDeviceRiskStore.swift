@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import GatehouseCore
+import Synchronization
 
 /// Devices, nonces, ztokens, risk decisions, rules and lists. It owns the request path's batched
 /// writes (SDK nonces and risk queries' consumptions in group commits, refused tokens' decisions
@@ -14,7 +15,9 @@ public final class SQLDeviceRiskStore: CapabilityStore {
     let ztokenLookupCounter = ManagedAtomic<Int>(0)
     let nonceWrites: GroupCommit<NonceUse, Bool>
     let consumptions: GroupCommit<PendingConsumption, RecordedRiskDecision>
-    let refusedDecisions: WriteBehind<RiskDecisionRecord>
+    let refusedDecisions: WriteBehind<RefusedDecisionRow>
+    /// Which refused decisions are stored whole and which counted (`RefusedDecisionSampler`).
+    let refusedSampler = Mutex(RefusedDecisionSampler())
     let cachedRiskPolicies: ReadThroughCache<AppID, RiskPolicy>
 
     /// - Parameter queueWait: the longest a write waits in a group commit's queue and statement
@@ -31,8 +34,8 @@ public final class SQLDeviceRiskStore: CapabilityStore {
         consumptions = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 128, maximumWait: queueWait) { pending in
             try await Self.consumeAndDecide(pending, in: database)
         }
-        refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { records in
-            try await Self.insertDecisions(records, in: database)
+        refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { rows in
+            try await Self.writeRefused(rows, in: database)
         }
     }
 
@@ -187,7 +190,7 @@ extension SQLDeviceRiskStore: DeviceRiskStore {
 }
 
 extension SQLDeviceRiskStore: ExpiringRows {
-    /// Decisions past their app's retention (by rows, where no whole day could go), consumed ztoken
+    /// Decisions and refused counts past their app's retention (by rows, where no whole day could go), consumed ztoken
     /// ids, SDK nonces and bridge pages past their expiry, and velocity pairs no window reaches any
     /// more (last seen over 25 hours ago).
     func deleteExpired(_ round: RetentionRound, in locked: any SQLDatabase) async throws -> PurgeReport {
@@ -198,6 +201,16 @@ extension SQLDeviceRiskStore: ExpiringRows {
                 DELETE FROM risk_decisions WHERE app_id = \(app.rawValue) AND decision_id IN
                   (SELECT decision_id FROM risk_decisions WHERE app_id = \(app.rawValue) AND decided_at < \(since) LIMIT \(purgeBatch))
                 RETURNING decision_id
+                """,
+                in: locked
+            )
+            // The counts of refused decisions go with the decisions they stand for.
+            report.decisions += try await deleteInBatches(
+                """
+                DELETE FROM refused_decision_counts WHERE app_id = \(app.rawValue) AND (minute, client_address, token_state) IN
+                  (SELECT minute, client_address, token_state FROM refused_decision_counts WHERE app_id = \(app.rawValue)
+                    AND minute < \(since) LIMIT \(purgeBatch))
+                RETURNING decisions
                 """,
                 in: locked
             )
