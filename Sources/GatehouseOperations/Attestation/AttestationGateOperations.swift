@@ -159,7 +159,7 @@ public struct AttestationGateOperations: Sendable {
         switch presented.jws.algorithm {
         case .es256:
             if let kid = presented.jws.keyID, let key = try await access.keys.publishedKey(kid: kid) {
-                trusted.published[kid] = key.privateKey.publicKey
+                trusted.published[kid] = key.publicKey
             }
         case .hs256:
             for stored in try await access.store.attesters(appID: app.id) where stored.attester.algorithm == .hs256 {

@@ -10,11 +10,15 @@ public struct SigningKey: Sendable {
 
     public let kid: String
     public let privateKey: P256.Signing.PrivateKey
+    /// Kept from the start: every gated request verifies under it, and deriving it from the private
+    /// key each time is a point conversion per request.
+    public let publicKey: P256.Signing.PublicKey
     public let createdAt: Date
     public var retiredAt: Date?
 
     public init(privateKey: P256.Signing.PrivateKey, createdAt: Date, retiredAt: Date? = nil) {
-        self.kid = JWK(publicKey: privateKey.publicKey, kid: "").thumbprint
+        self.publicKey = privateKey.publicKey
+        self.kid = JWK(publicKey: publicKey, kid: "").thumbprint
         self.privateKey = privateKey
         self.createdAt = createdAt
         self.retiredAt = retiredAt
@@ -30,7 +34,7 @@ public struct SigningKey: Sendable {
 
     public var signer: JWSSigningKey { .es256(kid: kid, key: privateKey) }
 
-    public var jwk: JWK { JWK(publicKey: privateKey.publicKey, kid: kid) }
+    public var jwk: JWK { JWK(publicKey: publicKey, kid: kid) }
 
     /// The private scalar, for sealing at rest.
     public var sealable: [UInt8] { Array(privateKey.rawRepresentation) }
