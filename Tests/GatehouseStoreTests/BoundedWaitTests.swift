@@ -63,4 +63,16 @@ import Testing
         release.store(true, ordering: .sequentiallyConsistent)
         #expect(!finishedBeforeTheAnswer, "answered while the work still ran")
     }
+
+    /// A wait that ended before its bound leaves nothing behind: no sleeping timer holds memory until
+    /// the bound (which is what a cancelled `Task.sleep` did), and no entry stays in the table.
+    @Test func boundsOfWaitsThatEndedEarlyLeaveNothingBehind() async throws {
+        for number in 0..<2_000 {
+            let answer = try await BoundedWait.runToEnd(within: .seconds(600), otherwise: StoreError.unavailable("late")) { number }
+            #expect(answer == number)
+            #expect(try await BoundedWait.run(within: .seconds(600)) { number + 1 } == number + 1)
+        }
+        // Other suites' waits may be pending at this moment; none of these 4,000 bounds of 600 s is.
+        #expect(Deadlines.shared.pending < 100)
+    }
 }

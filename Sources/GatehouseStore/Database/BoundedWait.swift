@@ -16,11 +16,10 @@ public enum BoundedWait {
         let work = Task {
             do { once.finish(.success(try await body())) } catch { once.finish(.failure(error)) }
         }
-        let timer = Task {
-            try await Task.sleep(for: limit)
+        let timer = Deadlines.shared.schedule(after: limit) {
             if once.finish(.failure(refusal)) { work.cancel() }
         }
-        defer { timer.cancel() }
+        defer { Deadlines.shared.cancel(timer) }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { once.wait(with: $0) }
         } onCancel: {
@@ -40,8 +39,15 @@ public enum BoundedWait {
     ) async throws -> T {
         let answer: T? = try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
+            // The bound: a child that ends at the deadline, or at once when the group is cancelled
+            // (the body ended first), with no sleep left behind (`Deadlines`).
             group.addTask {
-                try await Task.sleep(for: limit)
+                let alarm = Alarm()
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in alarm.arm(continuation, after: limit) }
+                } onCancel: {
+                    alarm.ring()
+                }
                 return nil
             }
             defer { group.cancelAll() }
@@ -51,6 +57,41 @@ public enum BoundedWait {
         try Task.checkCancellation()
         guard let answer else { throw timeout }
         return answer
+    }
+
+    /// A wait that ends at its deadline or when rung, whichever is first (once).
+    final class Alarm: Sendable {
+        enum State {
+            case idle
+            case armed(CheckedContinuation<Void, Never>, deadline: Int)
+            case rung
+        }
+        let state = Mutex(State.idle)
+
+        func arm(_ continuation: CheckedContinuation<Void, Never>, after limit: Duration) {
+            let deadline = Deadlines.shared.schedule(after: limit) { self.ring() }
+            let ringing: Bool = state.withLock { state in
+                guard case .idle = state else { return true }
+                state = .armed(continuation, deadline: deadline)
+                return false
+            }
+            if ringing {
+                Deadlines.shared.cancel(deadline)
+                continuation.resume()
+            }
+        }
+
+        func ring() {
+            let armed: (CheckedContinuation<Void, Never>, Int)? = state.withLock { state in
+                defer { state = .rung }
+                if case .armed(let continuation, let deadline) = state { return (continuation, deadline) }
+                return nil
+            }
+            if let (continuation, deadline) = armed {
+                Deadlines.shared.cancel(deadline)
+                continuation.resume()
+            }
+        }
     }
 
     /// The one answer of a race: whichever of the work and the timer finishes first.
