@@ -19,6 +19,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// How long a pooled connection may stay idle before it is closed (reopened on demand).
+    static let connectionIdleTimeout = Duration.seconds(5)
+
     /// Reads a `postgres://` URL, one host or several, into a client configuration per host; the error
     /// names what is wrong, never the password.
     static func postgresConfigurations(
@@ -42,6 +45,14 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
                 tls: tls
             )
             configuration.options.maximumConnections = maximumConnections
+            // The pool schedules an idle-timeout and a keep-alive timer each time a connection goes back
+            // idle, and cancels them when it is leased again; a cancelled timer's sleep keeps its memory
+            // until its deadline, so at thousands of leases a second the defaults (60 s and 30 s) held
+            // hundreds of MiB of cancelled timers (docs/PERFORMANCE.md, issue 34). A short idle timeout
+            // bounds that to seconds of leases, and makes keep-alive moot: no connection stays idle long
+            // enough for a ping, and one that died idle is gone within the timeout.
+            configuration.options.connectionIdleTimeout = Self.connectionIdleTimeout
+            configuration.options.keepAliveBehavior = nil
             return configuration
         }
         return (url, configurations)
