@@ -525,8 +525,8 @@ def main():
         # What the flood cost in storage (issue 34): a few decisions a minute whole, the rest counted
         # into one row (docs/risk.md, "A forged flood").
         forged["rows"] = int(cluster.sql(stored_rows)) - rows_before
-        forged["note"] = "%d rows stored for %d forged requests, %.4f a request" % (forged["rows"], forged["requests"],
-                                                                                  forged["rows"] / max(1, forged["requests"]))
+        forged["note"] = "%d rows stored for %d forged requests, one per %d" % (forged["rows"], forged["requests"],
+                                                                              forged["requests"] // max(1, forged["rows"]))
         record("forged-token risk query", forged, "plain-text floor", plain_again["rate"])
 
         # 6. The gate with a valid attestation token (an attester whose tokens open unlimited requests).
