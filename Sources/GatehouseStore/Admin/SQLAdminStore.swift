@@ -63,14 +63,13 @@ extension SQLAdminStore: AdminTokenStore {
 
 extension SQLAdminStore: AuditLog {
     public func auditRecords(matching filter: AuditFilter, before: Int64?, limit: Int) async throws(StoreError) -> [AuditRecord] {
-        // One static statement, each optional filter a 0/1 flag and a typed value (PostgreSQL cannot
-        // type a bare NULL parameter), as the decision listing does.
-        func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
+        // One static statement, its optional filters as `ListingFilter` says.
+        let flag = ListingFilter.flag
         let rows = try await database.query(
             """
             SELECT * FROM audit_log
             WHERE seq < \(.int(before ?? Int64.max)) AND (\(flag(filter.appID != nil)) = 0 OR app_id =
-              \(.uuid(filter.appID?.rawValue ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))) AND (\(flag(filter.action != nil)) =
+              \(.uuid(filter.appID?.rawValue ?? ListingFilter.anyUUID))) AND (\(flag(filter.action != nil)) =
               0 OR action = \(.text(filter.action ?? ""))) AND (\(flag(filter.actor != nil)) = 0 OR actor =
               \(.text(filter.actor?.description ?? "")))
               AND occurred_at >= \(.date(filter.from ?? Date(millisecondsSince1970: 0))) AND occurred_at <

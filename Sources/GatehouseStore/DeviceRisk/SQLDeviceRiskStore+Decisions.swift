@@ -181,12 +181,9 @@ extension SQLDeviceRiskStore {
     ) async throws(StoreError)
         -> [ListedDecision]
     {
-        // One static statement. PostgreSQL cannot type a bare NULL parameter, so each optional filter
-        // travels as a 0/1 flag plus a typed placeholder value, and absent bounds as far-away dates.
-        let anyUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        let farPast = Date(millisecondsSince1970: 0)
-        let farFuture = Date(millisecondsSince1970: 253_402_300_799_000)
-        func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
+        // One static statement, its optional filters as `ListingFilter` says.
+        let (anyUUID, farPast, farFuture) = (ListingFilter.anyUUID, ListingFilter.farPast, ListingFilter.farFuture)
+        let flag = ListingFilter.flag
         await refusedDecisions.caughtUp()
         return try await database.query(
             """

@@ -113,12 +113,9 @@ extension SQLDeviceRiskStore {
         after cursor: RefusedCountCursor?,
         limit: Int
     ) async throws(StoreError) -> [ListedRefusedCount] {
-        // As the decisions' listing: one static statement, each optional filter a 0/1 flag beside a
-        // typed placeholder (PostgreSQL cannot type a bare NULL parameter).
-        let anyUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        let farPast = Date(millisecondsSince1970: 0)
-        let farFuture = Date(millisecondsSince1970: 253_402_300_799_000)
-        func flag(_ present: Bool) -> SQLValue { .int(present ? 1 : 0) }
+        // One static statement, its optional filters as `ListingFilter` says.
+        let (anyUUID, farPast, farFuture) = (ListingFilter.anyUUID, ListingFilter.farPast, ListingFilter.farFuture)
+        let flag = ListingFilter.flag
         await refusedDecisions.caughtUp()
         let rows = try await database.query(
             """
