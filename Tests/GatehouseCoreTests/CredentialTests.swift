@@ -9,7 +9,7 @@ import Testing
         let (plaintext, record) = try AdminToken.issue(name: "alice", at: Date(), using: &generator)
         #expect(plaintext.hasPrefix("gat_") && plaintext.count == 47)
         #expect(AdminToken.presented(inAuthorization: "Bearer \(plaintext)") == .success(plaintext))
-        #expect(AdminToken.hash(of: plaintext) == record.hash)
+        #expect(CredentialDigest.of(plaintext) == record.hash)
         #expect(!record.hash.isEmpty && record.hash != Array(plaintext.utf8))
     }
 

@@ -83,7 +83,7 @@ import Testing
         let app = try makeApp()
         var generator = SystemRandomNumberGenerator()
         let issued = issueInitialSecrets(for: app, at: start, box: box, using: &generator)[.server]!
-        #expect(issued.stored.sealed.isEmpty && issued.stored.verifier == SealedSecret.verifier(of: issued.plaintext))
+        #expect(issued.stored.sealed.isEmpty && issued.stored.verifier == CredentialDigest.of(issued.plaintext))
         #expect(throws: DomainError.self) { try issued.stored.open(with: box) }
         let legacyText = "gsk_" + String(repeating: "L", count: 40)
         let legacy = SealedSecret(

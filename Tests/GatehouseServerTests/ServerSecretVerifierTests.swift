@@ -28,7 +28,7 @@ import Testing
             try await StoreService.withStore(database.location, logger: TestDatabase.logger) { store in
                 let stored = try #require(try await store.apps.appWithSecrets(withKey: try AppKey(validating: app.appKey)))
                 let server = try #require(stored.secrets.first { $0.kind == .server })
-                #expect(server.sealed.isEmpty && server.verifier == SealedSecret.verifier(of: app.serverSecret))
+                #expect(server.sealed.isEmpty && server.verifier == CredentialDigest.of(app.serverSecret))
                 // A version as an earlier build stored it: sealed, no verifier.
                 let legacy = SealedSecret(
                     appID: stored.app.id,
@@ -54,7 +54,7 @@ import Testing
                 #expect(try await prepareStore(store, box: box, migrate: false, logger: TestDatabase.logger))
                 #expect(try await store.apps.unhashedServerSecrets(limit: 10).isEmpty)
                 let secrets = try await store.apps.secrets(of: stored.app.id)
-                #expect(secrets.first { $0.version == 2 }?.verifier == SealedSecret.verifier(of: legacyText))
+                #expect(secrets.first { $0.version == 2 }?.verifier == CredentialDigest.of(legacyText))
                 #expect(secrets.first { $0.version == 2 }?.sealed.isEmpty == false, "kept for the previous build")
             }
             try await MasterKeyRotationTests.serving(configuration, adminToken, database) { server in

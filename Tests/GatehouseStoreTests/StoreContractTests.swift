@@ -76,7 +76,7 @@ import Testing
                 // The SDK's secret key reads back; the server secret is kept as its hash only.
                 switch secret.kind {
                 case .sdk: #expect(try secret.open(with: box) == secrets[.sdk]!.plaintext)
-                case .server: #expect(secret.sealed.isEmpty && secret.verifier == SealedSecret.verifier(of: secrets[.server]!.plaintext))
+                case .server: #expect(secret.sealed.isEmpty && secret.verifier == CredentialDigest.of(secrets[.server]!.plaintext))
                 }
             }
             let records = try await store.admin.auditRecords(matching: AuditFilter(appID: app.id), before: nil, limit: 10)
@@ -209,7 +209,7 @@ import Testing
             )
             #expect(try await store.admin.hasAdminTokens() == false)
             try await store.admin.createAdminToken(token, audit: audit)
-            #expect(try await store.admin.adminToken(withHash: AdminToken.hash(of: plaintext)) == token)
+            #expect(try await store.admin.adminToken(withHash: CredentialDigest.of(plaintext)) == token)
             await #expect(throws: StoreError.self) { try await store.admin.createAdminToken(token, audit: audit) }
             try await store.admin.revokeAdminToken(named: "ops", at: now, audit: audit)
             #expect(try await store.admin.adminToken(withHash: token.hash)?.revokedAt == now)

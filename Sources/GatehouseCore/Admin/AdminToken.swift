@@ -35,11 +35,10 @@ public struct AdminToken: Equatable, Sendable {
     ) throws(DomainError) -> (plaintext: String, record: AdminToken) {
         let checkedName = try AppDraft.checkedName(name, code: .invalidTokenName, field: "name")
         let plaintext = prefix + RandomText.make(length: randomLength, alphabet: RandomText.base62, using: &generator)
-        return (plaintext, AdminToken(id: UUID.random(), name: checkedName, hash: hash(of: plaintext), createdAt: now, revokedAt: nil, role: role))
-    }
-
-    public static func hash(of plaintext: String) -> [UInt8] {
-        Array(SHA256.hash(data: Array(plaintext.utf8)))
+        return (
+            plaintext,
+            AdminToken(id: UUID.random(), name: checkedName, hash: CredentialDigest.of(plaintext), createdAt: now, revokedAt: nil, role: role)
+        )
     }
 
     /// Why a presented `Authorization` header does not authenticate an operator.

@@ -59,11 +59,6 @@ public struct SealedSecret: Equatable, Sendable {
         self.retiresAt = retiresAt
     }
 
-    /// What a server secret is compared as.
-    public static func verifier(of plaintext: String) -> [UInt8] {
-        Array(SHA256.hash(data: Array(plaintext.utf8)))
-    }
-
     public func isLive(at now: Date) -> Bool {
         retiresAt.map { $0 > now } ?? true
     }
@@ -88,7 +83,7 @@ public struct SealedSecret: Equatable, Sendable {
                 kind: kind,
                 version: version,
                 sealed: [],
-                verifier: verifier(of: plaintext),
+                verifier: CredentialDigest.of(plaintext),
                 createdAt: now,
                 retiresAt: nil
             )
@@ -196,7 +191,7 @@ public enum SecretVerifier {
         var matched: Int?
         // A server secret is compared as its hash: no decryption per request.
         if secrets.contains(where: { $0.kind == kind && $0.verifier != nil }) {
-            let digest = SealedSecret.verifier(of: presented)
+            let digest = CredentialDigest.of(presented)
             for secret in secrets where secret.kind == kind && secret.isLive(at: now) {
                 if let verifier = secret.verifier, constantTimeEquals(verifier, digest) { matched = secret.version }
             }

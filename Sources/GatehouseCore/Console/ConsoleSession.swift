@@ -35,11 +35,7 @@ public struct ConsoleSession: Equatable, Sendable {
         cookie: String, session: ConsoleSession
     ) {
         let cookie = prefix + RandomText.make(length: AdminToken.randomLength, alphabet: RandomText.base62, using: &generator)
-        return (cookie, ConsoleSession(hash: hash(of: cookie), tokenID: token.id, createdAt: now, lastSeenAt: now))
-    }
-
-    public static func hash(of cookie: String) -> [UInt8] {
-        Array(SHA256.hash(data: Array(cookie.utf8)))
+        return (cookie, ConsoleSession(hash: CredentialDigest.of(cookie), tokenID: token.id, createdAt: now, lastSeenAt: now))
     }
 
     /// The cookie value from a `Cookie` header, when it has the shape of one we issue; anything else

@@ -30,7 +30,7 @@ func hashServerSecrets(_ store: SQLStore, box: SecretBox, logger: Logger) async 
         var progressed = false
         for secret in batch {
             guard let plaintext = try? secret.open(with: box) else { continue }
-            try await store.apps.setVerifier(SealedSecret.verifier(of: plaintext), appID: secret.appID, version: secret.version)
+            try await store.apps.setVerifier(CredentialDigest.of(plaintext), appID: secret.appID, version: secret.version)
             hashed += 1
             progressed = true
         }

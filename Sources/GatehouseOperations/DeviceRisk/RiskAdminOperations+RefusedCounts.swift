@@ -34,11 +34,7 @@ extension RiskAdminOperations {
         }
         filter.clientAddress = try query.address.map { text throws(DomainError) in
             // `*` is the row of the addresses past a minute's bound (`RefusedDecisionSampler`).
-            if text == RefusedDecisionSampler.otherAddresses { return text }
-            guard let address = IPAddress(text) else {
-                throw DomainError(.invalidIPAddress, "address is an IPv4 or IPv6 address, or *.", field: "address")
-            }
-            return address.description
+            text == RefusedDecisionSampler.otherAddresses ? text : try Self.addressFilter(text)
         }
         let cursor = try query.cursor.map(Self.parseRefusedCursor)
         let listed = try await store.refusedCounts(matching: filter, after: cursor, limit: pageSize.value + 1)

@@ -202,10 +202,7 @@ public struct RiskAdminOperations: Sendable {
             }
             return tag
         }
-        filter.clientAddress = try query.address.map { text throws(DomainError) in
-            guard let address = IPAddress(text) else { throw DomainError(.invalidIPAddress, "address is an IPv4 or IPv6 address.", field: "address") }
-            return address.description
-        }
+        filter.clientAddress = try query.address.map { text throws(DomainError) in try Self.addressFilter(text) }
         if let label = query.label {
             guard let parsed = DecisionLabel.Verdict(rawValue: label) else {
                 throw DomainError(.invalidParameter, "label is fraud or legitimate.", field: "label")
@@ -228,6 +225,12 @@ public struct RiskAdminOperations: Sendable {
             throw DomainError(.decisionNotFound, "No decision \(id) for \(appKey).")
         }
         return record
+    }
+
+    /// The `address` filter as decisions record it (`IPAddress`'s text).
+    static func addressFilter(_ text: String) throws(DomainError) -> String {
+        guard let address = IPAddress(text) else { throw DomainError(.invalidIPAddress, "address is an IPv4 or IPv6 address.", field: "address") }
+        return address.description
     }
 
     static func parseCursor(_ text: String) throws -> DecisionCursor {

@@ -39,7 +39,7 @@ struct AdminAuthMiddleware: RouterMiddleware {
         switch AdminToken.presented(inAuthorization: header) {
         case .failure(let refusal): return .failure(refusal)
         case .success(let token):
-            let record = try await tokens.adminToken(withHash: AdminToken.hash(of: token))
+            let record = try await tokens.adminToken(withHash: CredentialDigest.of(token))
             return AdminToken.admit(record, at: clock.now())
         }
     }

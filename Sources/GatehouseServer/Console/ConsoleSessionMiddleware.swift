@@ -67,7 +67,7 @@ struct ConsoleSessionMiddleware: RouterMiddleware {
     }
 
     private func admit(_ cookie: String) async throws -> ConsoleCaller? {
-        let hash = ConsoleSession.hash(of: cookie)
+        let hash = CredentialDigest.of(cookie)
         let found = try await sessions.consoleSession(withHash: hash)
         let now = clock.now()
         guard case .success(let token) = ConsoleSession.admit(found?.session, token: found?.token, at: now), let session = found?.session

@@ -52,7 +52,7 @@ struct ConsoleSignInController {
                 context
             )
         }
-        let record = try await tokens.adminToken(withHash: AdminToken.hash(of: plaintext))
+        let record = try await tokens.adminToken(withHash: CredentialDigest.of(plaintext))
         guard case .success(let token) = AdminToken.admit(record, at: clock.now()) else {
             return await failed(address: address, typed: typed, reason: "unknown_token", "No live admin token matches the one entered.", context)
         }
@@ -72,7 +72,7 @@ struct ConsoleSignInController {
         guard ConsoleForm.fromThisSite(request), ConsoleForgery.tokenMatches(fields[ConsoleForgery.fieldName], cookie: cookie) else {
             throw DomainError(.consoleFormRefused, "This form did not come from this session's console page.")
         }
-        try await sessions.closeConsoleSession(withHash: ConsoleSession.hash(of: cookie))
+        try await sessions.closeConsoleSession(withHash: CredentialDigest.of(cookie))
         return ConsolePages.seeOther("/console/sign-in", headers: [.setCookie: ConsoleCookie.cleared(context)])
     }
 

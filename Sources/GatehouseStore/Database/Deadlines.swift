@@ -42,7 +42,10 @@ final class Deadlines: Sendable {
         state.withLock { $0.entries.removeValue(forKey: id) != nil }
     }
 
-    var pending: Int { state.withLock { $0.entries.count } }
+    /// Entries pending that fall due after `instant`.
+    func pending(dueAfter instant: ContinuousClock.Instant) -> Int {
+        state.withLock { $0.entries.values.count { $0.due > instant } }
+    }
 
     private func tick() async {
         while true {
@@ -53,9 +56,9 @@ final class Deadlines: Sendable {
                     state.ticking = false
                     return nil
                 }
-                let fired = state.entries.filter { $0.value.due <= now }
-                for id in fired.keys { state.entries.removeValue(forKey: id) }
-                return fired.values.map(\.fire)
+                // Most ticks find nothing due: look, and copy nothing, before removing.
+                let due = state.entries.compactMap { id, entry in entry.due <= now ? id : nil }
+                return due.compactMap { state.entries.removeValue(forKey: $0)?.fire }
             }
             guard let due else { return }
             for fire in due { fire() }
