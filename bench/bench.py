@@ -377,13 +377,15 @@ def main():
             handle.write("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) VALUES ('%s', "
                          "md5(random()::text || clock_timestamp()::text), %s, now(), now() + interval '5 minutes') "
                          "ON CONFLICT DO NOTHING RETURNING token_id;\n" % (app_id, device % "device_id"))
-            # SQLStore.upsertVelocityEdges: the query's three pairs.
+            # SQLDeviceRiskStore.upsertVelocityEdges: the query's three pairs, those written in the last
+            # minute left as they are (Gatehouse leaves them out of its upsert, velocityPairRewriteAfter).
             handle.write(
                 "INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) VALUES ('{a}', 1, {d}, {c}, now()), "
                 "('{a}', 2, {c}, {d}, now()), ('{a}', 3, {i}, {d}, now()) ON CONFLICT (app_id, kind, subject, member) "
-                "DO UPDATE SET last_seen = excluded.last_seen WHERE velocity_edges.last_seen < excluded.last_seen;\n"
+                "DO UPDATE SET last_seen = excluded.last_seen WHERE velocity_edges.last_seen < excluded.last_seen - interval '1 minute';\n"
                 .format(a=app_id, d=device % "device_id", c=device % "account_id", i=device % "address"))
-            # SQLStore.DeviceAndVelocityRead: the device and its bounded counts (pairs from velocity_edges).
+            # SQLDeviceRiskStore.consumptionReadStatement for one query: the device and its bounded counts
+            # (pairs from velocity_edges).
             handle.write(
                 "SELECT devices.*, (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = '{a}' AND device_id = {d} "
                 "AND consumed_at > now() - interval '1 minute' ORDER BY consumed_at DESC LIMIT 10) e) AS e, "

@@ -221,6 +221,11 @@ import Testing
         }
     }
 
+    /// A query's read as its group commit makes it, alone or beside others.
+    func pending(_ query: RiskQuery, rules: EffectiveRiskRules = RiskRules.effective(app: nil, event: nil)) throws -> PendingConsumption {
+        PendingConsumption(query: query, tokenID: try #require(query.tokenID), claims: try #require(query.claims), policy: .none, rules: rules)
+    }
+
     @Test(arguments: TestStoreKind.available)
     func velocityCountsConsumedTokens(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
@@ -231,30 +236,74 @@ import Testing
             #expect(latest.tokenState == .fresh)
             let queryKeys = try keys(app, try mint(app: app, device: device, account: "a"), account: "a")
             let rules = RiskRules.effective(app: nil, event: nil)
-            let (read, velocity) = try await SQLDeviceRiskStore.deviceAndVelocity(queryKeys, deviceID: device.id, rules: rules, in: store.database)
-            #expect(read == device)
+            let read = try #require(try await SQLDeviceRiskStore.readForConsumption([try pending(queryKeys)], in: store.database).first)
+            #expect(read.device == device)
             // Four consumed in the last minute and this one; three accounts in the day with this one's
             // ("a", "b", "c"; not "old", 25 hours ago).
-            #expect(velocity == Velocity(deviceEventsLastMinute: 5, deviceAccountsLastDay: 3, accountDevicesLastDay: 1, ipDevicesLastHour: 1))
-            // Past a threshold each count stops at threshold + 1, however much more there is.
+            #expect(read.velocity == Velocity(deviceEventsLastMinute: 5, deviceAccountsLastDay: 3, accountDevicesLastDay: 1, ipDevicesLastHour: 1))
+            // Past a threshold each count stops at threshold + 1, however much more there is; in one
+            // read, each query at its own rules' threshold.
             for number in 0..<12 { _ = try await consume(store, app: app, device: device, account: "more-\(number)") }
-            let capped = try await SQLDeviceRiskStore.deviceAndVelocity(queryKeys, deviceID: device.id, rules: rules, in: store.database).1
+            let strict = RiskRules.effective(app: RiskRules(maxDeviceEventsPerMinute: 2, maxDeviceAccountsPerDay: 1), event: nil)
+            let other = try keys(app, try mint(app: app, device: device, account: "a"), account: "a")
+            let reads = try await SQLDeviceRiskStore.readForConsumption([try pending(queryKeys), try pending(other, rules: strict)], in: store.database)
             #expect(
-                capped
-                    == Velocity(
+                reads.map(\.velocity) == [
+                    Velocity(
                         deviceEventsLastMinute: rules.maxDeviceEventsPerMinute + 1,
                         deviceAccountsLastDay: rules.maxDeviceAccountsPerDay + 1,
                         accountDevicesLastDay: 1,
                         ipDevicesLastHour: 1
-                    )
+                    ),
+                    Velocity(deviceEventsLastMinute: 3, deviceAccountsLastDay: 2, accountDevicesLastDay: 1, ipDevicesLastHour: 1),
+                ]
             )
+        }
+    }
+
+    /// A velocity pair seen again within a minute is not written again: the read says it is fresh, and
+    /// its time stays. Past the minute, or for a new pair, the consumption writes it.
+    @Test(arguments: TestStoreKind.available)
+    func freshVelocityPairsAreNotRewritten(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            func seen(_ kind: Int, _ subject: String, _ member: String) async throws -> Date? {
+                try await store.database.query(
+                    """
+                    SELECT last_seen FROM velocity_edges WHERE app_id = \(app.id.rawValue) AND kind = \(kind) AND subject = \(subject)
+                    AND member = \(member)
+                    """
+                ).first?.date("last_seen")
+            }
+            let first = now.addingTimeInterval(1)
+            _ = try await consume(store, app: app, device: device, account: "a", at: first)
+            #expect(try await seen(2, "a", device.id.rawValue) == first)
+            let soon = first.addingTimeInterval(SQLDeviceRiskStore.velocityPairRewriteAfter - 1)
+            let again = try keys(app, try mint(app: app, device: device, account: "a", at: soon), account: "a", at: soon)
+            let read = try #require(try await SQLDeviceRiskStore.readForConsumption([try pending(again)], in: store.database).first)
+            #expect(read.freshPairs == Set(VelocityEdge.pairs(of: try pending(again))))
+            #expect(try await store.deviceRisk.recordRiskDecision(again).record.tokenState == .fresh)
+            #expect(try await seen(1, device.id.rawValue, "a") == first)
+            #expect(try await seen(2, "a", device.id.rawValue) == first)
+            #expect(try await seen(3, "198.51.100.7", device.id.rawValue) == first)
+            // Another address: that pair is new and written, the account's are still fresh.
+            let elsewhere = try keys(app, try mint(app: app, device: device, account: "a", at: soon), account: "a", address: "198.51.100.8", at: soon)
+            _ = try await store.deviceRisk.recordRiskDecision(elsewhere)
+            #expect(try await seen(3, "198.51.100.8", device.id.rawValue) == soon)
+            #expect(try await seen(2, "a", device.id.rawValue) == first)
+            // Past the minute the pairs are written again.
+            let later = first.addingTimeInterval(SQLDeviceRiskStore.velocityPairRewriteAfter + 1)
+            _ = try await consume(store, app: app, device: device, account: "a", at: later)
+            #expect(try await seen(1, device.id.rawValue, "a") == later)
+            #expect(try await seen(2, "a", device.id.rawValue) == later)
+            #expect(try await seen(3, "198.51.100.7", device.id.rawValue) == later)
         }
     }
 
     /// The velocity read walks its indexes however the rows lie: with an attack's pairs for one address
     /// stored before its pairs for one account, PostgreSQL's planner, expecting the account's rows
     /// spread evenly, scanned the table for the account's count, past every row of the address's
-    /// (12 ms at 100,000 rows, growing with them).
+    /// (12 ms at 100,000 rows, growing with them). The read is planned per batch, for one query or many.
     @Test func theVelocityReadUsesItsIndexesWhateverTheHistory() async throws {
         guard TestStoreKind.available.contains(.postgres) else { return }
         try await withMigratedStore(.postgres) { (store, _) async throws in
@@ -274,50 +323,66 @@ import Testing
                 """
             )
             try await store.database.query("ANALYZE velocity_edges")
-            let queryKeys = try keys(app, try mint(app: app, device: device))
-            let rules = RiskRules.effective(app: nil, event: nil)
-            let statement = SQLDeviceRiskStore.DeviceAndVelocityRead.statement(queryKeys, deviceID: device.id, rules: rules)
-            let custom = try await store.database.query("EXPLAIN \(statement)")
-            // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
-            // without the parameters' values. That plan must walk the indexes too.
-            let generic = try await store.database.transaction { transaction in
-                try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
-                let types = statement.binds.map { value -> String in
-                    switch value {
-                    case .text: "text"
-                    case .uuid: "uuid"
-                    case .int: "bigint"
-                    case .date: "timestamptz"
-                    case .bytes: "bytea"
-                    case .null: "text"
-                    }
+            for size in [1, 3, 40] {
+                let batch = try (0..<size).map { number in
+                    try pending(try keys(app, try mint(app: app, device: device), account: "u\(number % 2 + 1)"))
                 }
-                try await transaction.query(SQL(unbound: "PREPARE velocity_plan_test (\(types.joined(separator: ", "))) AS \(statement.text)"))
-                // EXECUTE takes no bound parameters: the values go as literals (test values, no quotes in them).
-                let literals = statement.binds.map { value -> String in
-                    switch value {
-                    case .text(let text): return "'\(text)'"
-                    case .uuid(let uuid): return "'\(uuid)'"
-                    case .int(let int): return "\(int)"
-                    case .date(let date): return "'\(date.formatted(.iso8601))'"
-                    case .bytes, .null: return "NULL"
-                    }
+                let statement = SQLDeviceRiskStore.consumptionReadStatement(batch, dialect: .postgres)
+                let custom = try await store.database.query("EXPLAIN \(statement)")
+                // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
+                // without the parameters' values. That plan must walk the indexes too.
+                let generic = try await store.database.transaction { transaction in
+                    try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
+                    try await transaction.query(SQL(unbound: "PREPARE read_plan_test (\(statement.binds.map(Self.typeName).joined(separator: ", "))) AS \(statement.text)"))
+                    let literals = statement.binds.map(Self.literal).joined(separator: ", ")
+                    let plan = try await transaction.query(SQL(unbound: "EXPLAIN EXECUTE read_plan_test (\(literals))"))
+                    try await transaction.query("DEALLOCATE read_plan_test")
+                    return plan
                 }
-                let plan = try await transaction.query(SQL(unbound: "EXPLAIN EXECUTE velocity_plan_test (\(literals.joined(separator: ", ")))"))
-                try await transaction.query("DEALLOCATE velocity_plan_test")
-                return plan
+                for rows in [custom, generic] {
+                    let plan = try rows.map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
+                    #expect(
+                        !plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens")
+                            && !plan.contains("Seq Scan on attestation_edges") && !plan.contains("Seq Scan on attested"),
+                        "\(plan)"
+                    )
+                // Three velocity counts, the account's devices for the farm count and the query's three own
+                // pairs, each on its subject's index.
+                    #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 8, "\(plan)")
+                    #expect(plan.components(separatedBy: "using attestation_edges_recent").count == 3, "the farm's counts: \(plan)")
+                }
             }
-            for rows in [custom, generic] {
-                let plan = try rows.map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
-                #expect(
-                    !plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens")
-                        && !plan.contains("Seq Scan on attestation_edges") && !plan.contains("Seq Scan on attested"),
-                    "\(plan)"
-                )
-                // Three velocity counts and the account's devices for the farm count, each on its subject's index.
-                #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 5, "\(plan)")
-                #expect(plan.components(separatedBy: "using attestation_edges_recent").count == 3, "the farm's counts: \(plan)")
-            }
+        }
+    }
+
+    /// A bound value's type, for `PREPARE`.
+    static func typeName(_ value: SQLValue) -> String {
+        switch value {
+        case .text, .null: "text"
+        case .uuid: "uuid"
+        case .int: "bigint"
+        case .date: "timestamptz"
+        case .bytes: "bytea"
+        case .texts: "text[]"
+        case .uuids: "uuid[]"
+        case .ints: "bigint[]"
+        case .dates: "timestamptz[]"
+        }
+    }
+
+    /// A bound value as a literal, for `EXECUTE` (which takes no bound parameters): test values, no quotes in them.
+    static func literal(_ value: SQLValue) -> String {
+        func quoted(_ texts: [String]) -> String { "'{" + texts.map { "\"\($0)\"" }.joined(separator: ",") + "}'" }
+        switch value {
+        case .text(let text): return "'\(text)'"
+        case .uuid(let uuid): return "'\(uuid)'"
+        case .int(let int): return "\(int)"
+        case .date(let date): return "'\(date.formatted(.iso8601))'"
+        case .bytes, .null: return "NULL"
+        case .texts(let texts): return quoted(texts)
+        case .uuids(let uuids): return quoted(uuids.map(\.uuidString))
+        case .ints(let ints): return quoted(ints.map(String.init))
+        case .dates(let dates): return quoted(dates.map { $0.formatted(.iso8601) })
         }
     }
 

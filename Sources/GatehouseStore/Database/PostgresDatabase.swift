@@ -154,6 +154,10 @@ final class PostgresDatabase: SQLDatabase {
             case .uuid(let uuid): bindings.append(uuid)
             case .date(let date): bindings.append(date)
             case .null: bindings.appendNull()
+            case .texts(let texts): bindings.append(texts)
+            case .ints(let ints): bindings.append(ints)
+            case .uuids(let uuids): bindings.append(uuids)
+            case .dates(let dates): bindings.append(dates)
             }
         }
         return bindings

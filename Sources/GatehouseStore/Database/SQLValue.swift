@@ -11,6 +11,12 @@ enum SQLValue: Sendable, Equatable {
     case uuid(UUID)
     case date(Date)
     case null
+    /// Arrays, bound by PostgreSQL only: a batch's values as one parameter each, so that a statement
+    /// over many rows keeps one text (`unnest`) and can be prepared. SQLite refuses them.
+    case texts([String])
+    case ints([Int64])
+    case uuids([UUID])
+    case dates([Date])
 
     static func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
     static func optional(_ date: Date?) -> SQLValue { date.map(SQLValue.date) ?? .null }

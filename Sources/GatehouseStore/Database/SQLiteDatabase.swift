@@ -147,7 +147,7 @@ final class SQLiteDatabase: SQLDatabase {
     }
 
     private func run(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-        let data: [SQLiteData] = binds.map { bind in
+        let data: [SQLiteData] = try binds.map { bind throws(StoreError) in
             switch bind {
             case .text(let text): .text(text)
             case .int(let int): .integer(.init(int))
@@ -155,6 +155,7 @@ final class SQLiteDatabase: SQLDatabase {
             case .uuid(let uuid): .text(uuid.uuidString.lowercased())
             case .date(let date): .integer(.init(date.millisecondsSince1970))
             case .null: .null
+            case .texts, .ints, .uuids, .dates: throw .corruptRow("an array bound to SQLite, which binds none")
             }
         }
         let rows = try await connection.query(Self.numberedParameters(sql), data)

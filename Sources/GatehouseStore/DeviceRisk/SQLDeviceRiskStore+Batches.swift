@@ -14,6 +14,17 @@ struct VelocityEdge: Hashable, Comparable, Sendable {
     let subject: String
     let member: String
 
+    /// A consumed token's three pairs: its device with the query's account, the account with the
+    /// device, the query's address with the device.
+    static func pairs(of item: PendingConsumption) -> [VelocityEdge] {
+        let (app, device, account) = (item.query.appID, item.claims.deviceID.rawValue, item.query.accountID.rawValue)
+        return [
+            VelocityEdge(appID: app, kind: .deviceAccounts, subject: device, member: account),
+            VelocityEdge(appID: app, kind: .accountDevices, subject: account, member: device),
+            VelocityEdge(appID: app, kind: .addressDevices, subject: item.query.clientAddress.description, member: device),
+        ]
+    }
+
     /// The order rows are written in, the same in every statement.
     static func < (left: VelocityEdge, right: VelocityEdge) -> Bool {
         (left.kind.rawValue, left.subject, left.member, left.appID) < (right.kind.rawValue, right.subject, right.member, right.appID)

@@ -7,37 +7,40 @@ private struct ConsumedID: Hashable {
     let token: String
 }
 
-/// A risk query whose fresh token is to be consumed, with what was read for it beforehand.
+/// A risk query whose fresh token is to be consumed, with the policy that judges it.
 struct PendingConsumption: Sendable {
     let query: RiskQuery
     let tokenID: String
     let claims: ZTokenClaims
-    let device: Device?
-    let velocity: Velocity?
     let policy: RiskPolicy
     let rules: EffectiveRiskRules
 }
 
-/// The consuming half of risk queries, in group commits: the queries that arrive while a batch is in
-/// flight are consumed, judged and stored together in one transaction (the consumptions in one
-/// `INSERT ... ON CONFLICT DO NOTHING`, the velocity pairs in one upsert, the decisions in one
-/// insert), and every caller returns once that transaction has committed. A token shown twice in one
-/// batch, or already consumed, finds its id taken and is judged `replayed`.
+/// Risk queries with fresh tokens, in group commits: the queries that arrive while a batch is in
+/// flight are read, consumed, judged and stored together in one transaction (their devices and
+/// velocity counts in one read, the consumptions in one `INSERT ... ON CONFLICT DO NOTHING`, the
+/// velocity pairs in one upsert, the decisions in one insert), and every caller returns once that
+/// transaction has committed. A token shown twice in one batch, or already consumed, finds its id
+/// taken and is judged `replayed`.
 extension SQLDeviceRiskStore {
     static func consumeAndDecide(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws -> [RecordedRiskDecision] {
         try await database.transaction { transaction in
+            // Read before the consumptions are written: each count leaves its own token out.
+            let reads = try await readForConsumption(pending, in: transaction)
             let consumptions = try await consume(pending, in: transaction)
             var recorded: [RecordedRiskDecision] = []
             recorded.reserveCapacity(pending.count)
-            for (item, consumption) in zip(pending, consumptions) {
-                let facts = RiskFacts(consumption: consumption, device: item.device, velocity: item.velocity, policy: item.policy, rules: item.rules)
+            var staleEdges: [VelocityEdge: Date] = [:]
+            for ((item, read), consumption) in zip(zip(pending, reads), consumptions) {
+                let facts = RiskFacts(consumption: consumption, device: read.device, velocity: read.velocity, policy: item.policy, rules: item.rules)
                 recorded.append(RecordedRiskDecision(record: RiskEngine.decide(item.query, facts: facts, id: UUID.random()), facts: facts))
+                guard case .consumed = consumption else { continue }
+                // PostgreSQL refuses to update one row twice in a statement: pairs are merged first.
+                for pair in VelocityEdge.pairs(of: item) where !read.freshPairs.contains(pair) {
+                    staleEdges[pair] = max(staleEdges[pair] ?? .distantPast, item.query.at)
+                }
             }
-            let consumed = zip(pending, consumptions).compactMap { item, consumption -> PendingConsumption? in
-                if case .consumed = consumption { return item }
-                return nil
-            }
-            if !consumed.isEmpty { try await upsertVelocityEdges(consumed, in: transaction) }
+            if !staleEdges.isEmpty { try await upsertVelocityEdges(staleEdges, in: transaction) }
             try await insertDecisions(recorded.map(\.record), in: transaction)
             return recorded
         }
@@ -79,20 +82,9 @@ extension SQLDeviceRiskStore {
         return consumptions
     }
 
-    /// One row per (device, account), (account, device) and (address, device) pair of the consumed
-    /// tokens, its time moved forward (what the velocity counts read, migration 0012). Pairs are
-    /// merged first: PostgreSQL refuses to update one row twice in a statement.
-    static func upsertVelocityEdges(_ consumed: [PendingConsumption], in database: any SQLDatabase) async throws(StoreError) {
-        var edges: [VelocityEdge: Date] = [:]
-        for item in consumed {
-            let (app, device, account) = (item.query.appID, item.claims.deviceID.rawValue, item.query.accountID.rawValue)
-            let pairs = [
-                VelocityEdge(appID: app, kind: .deviceAccounts, subject: device, member: account),
-                VelocityEdge(appID: app, kind: .accountDevices, subject: account, member: device),
-                VelocityEdge(appID: app, kind: .addressDevices, subject: item.query.clientAddress.description, member: device),
-            ]
-            for pair in pairs { edges[pair] = max(edges[pair] ?? .distantPast, item.query.at) }
-        }
+    /// The consumed tokens' pairs that were not fresh, each with its newest time (what the velocity
+    /// counts read, migration 0012).
+    static func upsertVelocityEdges(_ edges: [VelocityEdge: Date], in database: any SQLDatabase) async throws(StoreError) {
         let rows = edges.sorted(by: { $0.key < $1.key }).map { edge, seen -> SQL in
             "(\(edge.appID.rawValue), \(edge.kind.rawValue), \(edge.subject), \(edge.member), \(seen))"
         }

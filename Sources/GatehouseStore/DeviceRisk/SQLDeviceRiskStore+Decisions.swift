@@ -1,14 +1,13 @@
 import Foundation
 import GatehouseCore
 
-/// Risk queries: what was read for the token's device, then its consumption, judgement and decision
-/// in a group commit (`consumeAndDecide`); a refused token's decision is written behind the answer;
-/// and the decision log.
+/// Risk queries: a fresh token's read, consumption, judgement and decision in a group commit
+/// (`consumeAndDecide`); a refused token's decision is written behind the answer; and the decision log.
 extension SQLDeviceRiskStore {
     public func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision {
         let policy = try await riskPolicy(appID: query.appID)
         let rules = policy.effectiveRules(for: query.eventID)
-        guard let tokenID = query.tokenID, let claims = query.claims, let deviceID = query.deviceID else {
+        guard let tokenID = query.tokenID, let claims = query.claims, query.deviceID != nil else {
             // Nothing to consume and no device to read (a forged, expired or mismatched token): the
             // decision (whole, or counted past the first few of its address) is the only write, and
             // nobody reads it before the answer.
@@ -18,16 +17,7 @@ extension SQLDeviceRiskStore {
             return RecordedRiskDecision(record: record, facts: facts)
         }
         ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)
-        let (device, velocity) = try await Self.deviceAndVelocity(query, deviceID: deviceID, rules: rules, in: database)
-        let pending = PendingConsumption(
-            query: query,
-            tokenID: tokenID,
-            claims: claims,
-            device: device,
-            velocity: velocity,
-            policy: policy,
-            rules: rules
-        )
+        let pending = PendingConsumption(query: query, tokenID: tokenID, claims: claims, policy: policy, rules: rules)
         return try await Self.batched { try await self.consumptions.submit(pending) }
     }
 
@@ -56,82 +46,6 @@ extension SQLDeviceRiskStore {
             }
             return policy
         } ?? .none
-    }
-
-    /// The device and its bounded velocity counts (`deviceAndVelocity`), prepared: every risk query with
-    /// a genuine token runs it. Each count walks its index newest first (`ORDER BY` the index's time),
-    /// so that `LIMIT` stops it whatever the statistics say: with rows for one subject bunched behind an
-    /// attack's, a planner that expects matches spread evenly would rather scan the table, past every row
-    /// of the attack. The device's columns are named, not `*`: a prepared statement whose result
-    /// changes shape under it (a later migration adding a column) fails until re-prepared.
-    enum DeviceAndVelocityRead: PreparedSQL {
-        static let name = "gatehouse_device_and_velocity_v2"
-        /// The statement for one query; its text is the same for every query (values only bind).
-        static func statement(_ query: RiskQuery, deviceID: DeviceID, rules: EffectiveRiskRules) -> SQL {
-            let (app, device, account, address) = (query.appID.rawValue, deviceID.rawValue, query.accountID.rawValue, query.clientAddress.description)
-            let network = AttestationFarm.network(of: query.clientAddress)
-            // The account's newest devices of the day, at most this many, are asked whether they attested that day.
-            let accountDevices = 64
-            let (minuteAgo, dayAgo, hourAgo) = (
-                query.at.addingTimeInterval(-60), query.at.addingTimeInterval(-86_400), query.at.addingTimeInterval(-3_600)
-            )
-            return """
-                SELECT devices.app_id, devices.device_id, devices.client_device_id, devices.collect_type, devices.platform,
-                  devices.sdk_version, devices.model, devices.os_version, devices.screen, devices.idfv, devices.idfa, devices.wifi_ssid,
-                  devices.wifi_bssid, devices.environment, devices.first_seen, devices.last_seen, devices.last_address, devices.key_epoch,
-                  devices.hardware_facts, devices.hardware_attested_at, devices.attestation_failed_at, devices.integrity_facts, devices.integrity_at,
-                  (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens WHERE app_id = \(app) AND device_id = \(device)
-                    AND consumed_at > \(minuteAgo) ORDER BY consumed_at DESC LIMIT \(rules.maxDeviceEventsPerMinute)) AS e) AS device_events,
-                  (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = \(app) AND kind = 1 AND subject = \(device)
-                    AND last_seen > \(dayAgo) AND member <> \(account) ORDER BY last_seen DESC LIMIT \(rules.maxDeviceAccountsPerDay)) AS d)
-                    AS device_accounts,
-                  (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = \(app) AND kind = 2 AND subject = \(account)
-                    AND last_seen > \(dayAgo) AND member <> \(device) ORDER BY last_seen DESC LIMIT \(rules.maxAccountDevicesPerDay)) AS a)
-                    AS account_devices,
-                  (SELECT count(*) FROM (SELECT 1 FROM velocity_edges WHERE app_id = \(app) AND kind = 3 AND subject = \(address)
-                    AND last_seen > \(hourAgo) AND member <> \(device) ORDER BY last_seen DESC LIMIT \(rules.maxIPDevicesPerHour)) AS i)
-                    AS ip_devices,
-                  (SELECT count(*) FROM (SELECT 1 FROM attestation_edges WHERE app_id = \(app) AND kind = 1 AND subject = \(address)
-                    AND last_seen > \(hourAgo) ORDER BY last_seen DESC LIMIT \(rules.maxAddressAttestationsPerHour + 1)) AS aa) AS address_attestations,
-                  (SELECT count(*) FROM (SELECT 1 FROM attestation_edges WHERE app_id = \(app) AND kind = 2 AND subject = \(network)
-                    AND last_seen > \(hourAgo) ORDER BY last_seen DESC LIMIT \(rules.maxNetworkAttestationsPerHour + 1)) AS na) AS network_attestations,
-                  (SELECT count(*) FROM (SELECT 1 FROM (SELECT member FROM velocity_edges WHERE app_id = \(app) AND kind = 2 AND subject = \(account)
-                    AND last_seen > \(dayAgo) ORDER BY last_seen DESC LIMIT \(accountDevices)) AS m
-                    JOIN devices AS attested ON attested.app_id = \(app) AND attested.device_id = m.member
-                    WHERE attested.hardware_attested_at > \(dayAgo) OR attested.integrity_at > \(dayAgo)
-                    LIMIT \(rules.maxAccountAttestationsPerDay + 1)) AS ac) AS account_attestations
-                FROM (SELECT 1 AS one) AS query LEFT JOIN devices ON devices.app_id = \(app) AND devices.device_id = \(device)
-                """
-        }
-    }
-
-    /// The device and its velocity counts, in one statement, read before its token is consumed. Each
-    /// count is read with `LIMIT` its threshold and the query's own token or pair added (it is not
-    /// written yet): exact up to the threshold, "over it" past, at the same cost whatever an attack
-    /// piled into the window. The distinct counts read `velocity_edges` (one row per pair), the
-    /// events count the device's consumed tokens.
-    static func deviceAndVelocity(
-        _ query: RiskQuery,
-        deviceID: DeviceID,
-        rules: EffectiveRiskRules,
-        in database: any SQLDatabase
-    )
-        async throws(StoreError) -> (Device?, Velocity)
-    {
-        let rows = try await database.query(DeviceAndVelocityRead.self, DeviceAndVelocityRead.statement(query, deviceID: deviceID, rules: rules))
-        guard let row = rows.first else { throw .corruptRow("velocity query returned nothing") }
-        var velocity = Velocity(
-            deviceEventsLastMinute: Int(try row.int("device_events")) + 1,
-            deviceAccountsLastDay: Int(try row.int("device_accounts")) + 1,
-            accountDevicesLastDay: Int(try row.int("account_devices")) + 1,
-            ipDevicesLastHour: Int(try row.int("ip_devices")) + 1
-        )
-        velocity.attestations = AttestationCounts(
-            addressLastHour: Int(try row.int("address_attestations")),
-            networkLastHour: Int(try row.int("network_attestations")),
-            accountLastDay: Int(try row.int("account_attestations"))
-        )
-        return (try row.isNull("device_id") ? nil : try Self.device(row), velocity)
     }
 
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
