@@ -291,6 +291,8 @@ def main():
     connections = arguments.connections
     # Enough single-use requests that no thread runs out at the rates seen here.
     volume = 15000 if arguments.smoke else 120000
+    # ztokens for the risk-query steps: about a minute of queries (their steps' length) at 5,000 a second.
+    query_volume = 15000 if arguments.smoke else 300000
     work = tempfile.mkdtemp(prefix="gatehouse-bench-")
     os.chmod(work, 0o755)  # the cluster runs as postgres when this runs as root
     cluster = Cluster(work)
@@ -346,10 +348,10 @@ def main():
         record("server-minted ztoken (POST /v1/sdk/ztoken)", issued, "pgbench INSERT", insert_tps)
 
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
-        write_lines(os.path.join(work, "fresh.txt"), [issuance(volume + number) for number in range(volume)])
+        write_lines(os.path.join(work, "fresh.txt"), [issuance(volume + number) for number in range(query_volume)])
         # Enough for the six risk-query steps (each a share of them, below); the smoke run's debug build
         # mints slower, for longer.
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (6 if arguments.smoke else 4) * duration)
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (6 if arguments.smoke else 10) * duration)
         tokens = []
         for name in sorted(os.listdir(work)):
             if name.startswith("ztokens."):
