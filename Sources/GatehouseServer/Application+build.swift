@@ -15,7 +15,7 @@ public func buildApplication(
     clock: any GatehouseClock = SystemClock(),
     logger baseLogger: Logger? = nil
 ) async throws -> some ApplicationProtocol {
-    var logger = baseLogger ?? Logger(label: "gatehouse")
+    var logger = baseLogger ?? Logger(label: "gatehouse", factory: DeferredMetadataLogHandler.init)
     logger.logLevel = configuration.logLevel
     let box = try openSecretBox(configuration, logger: logger)
     _ = try GatewayCredential.header(named: configuration.gateCredentialHeader)  // refused before the store opens, not after

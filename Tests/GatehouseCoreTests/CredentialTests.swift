@@ -31,11 +31,41 @@ import Testing
         #expect(presented.secret == "gsk_x:y")
     }
 
-    @Test func malformedOrForeignCredentialsAreRefused() {
+    @Test func malformedOrForeignCredentialsAreRefused() throws {
         #expect(throws: BackendCredentials.Refusal.missing) { try BackendCredentials.presented(inAuthorization: nil).get() }
         #expect(throws: BackendCredentials.Refusal.malformed) { try BackendCredentials.presented(inAuthorization: "Basic %%%").get() }
         let badKey = "Basic " + Data("NOT-A-KEY:x".utf8).base64EncodedString()
         #expect(throws: BackendCredentials.Refusal.invalid) { try BackendCredentials.presented(inAuthorization: badKey).get() }
+        #expect(try BackendCredentials.presented(inAuthorization: "bAsIc   " + Data("abcde:s".utf8).base64EncodedString()).get().secret == "s")
+    }
+
+    /// The credential's base64 is decoded as Foundation decodes it, over random credentials and their
+    /// mutations: the same bytes, or nothing for a text it refuses (another alphabet, missing padding,
+    /// stray characters). Where Foundation reads on past padding (`YQ==YQ==`, `YWJjZA=a`) or takes
+    /// more than two `=` (`====`), the credential is refused, as RFC 4648 has it.
+    @Test func basicBase64DecodesAsFoundationDoes() {
+        var generator = SystemRandomNumberGenerator()
+        var texts = [
+            "", "=", "==", "YQ", "YQ=", "YQ==", "YQ===", "Y===", "YWI=", "YWJj", "YW_j", "YW-j", "YW+j", "YW/j", "Y Q==", "YR==", "=YQ=", "====",
+            "YQ==YQ==", "YWJjZA==", "YWJjZA=a",
+        ]
+        for length in 0..<40 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoded = Data(bytes).base64EncodedString()
+            texts.append(encoded)
+            guard !encoded.isEmpty else { continue }
+            var mutated = Array(encoded.utf8)
+            mutated[Int.random(in: mutated.indices, using: &generator)] = "+/=-_!aZ9 ".utf8.randomElement(using: &generator)!
+            texts.append(String(decoding: mutated, as: UTF8.self))
+        }
+        for text in texts {
+            let unpadded = text.utf8.reversed().drop(while: { $0 == UInt8(ascii: "=") })
+            if unpadded.contains(UInt8(ascii: "=")) || text.utf8.count - unpadded.count > 2 {
+                #expect(BackendCredentials.base64(Substring(text).utf8) == nil, "\(text)")
+            } else {
+                #expect(BackendCredentials.base64(Substring(text).utf8) == Data(base64Encoded: text).map(Array.init), "\(text)")
+            }
+        }
     }
 }
 

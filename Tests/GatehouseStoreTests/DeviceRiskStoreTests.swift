@@ -246,7 +246,10 @@ import Testing
             for number in 0..<12 { _ = try await consume(store, app: app, device: device, account: "more-\(number)") }
             let strict = RiskRules.effective(app: RiskRules(maxDeviceEventsPerMinute: 2, maxDeviceAccountsPerDay: 1), event: nil)
             let other = try keys(app, try mint(app: app, device: device, account: "a"), account: "a")
-            let reads = try await SQLDeviceRiskStore.readForConsumption([try pending(queryKeys), try pending(other, rules: strict)], in: store.database)
+            let reads = try await SQLDeviceRiskStore.readForConsumption(
+                [try pending(queryKeys), try pending(other, rules: strict)],
+                in: store.database
+            )
             #expect(
                 reads.map(\.velocity) == [
                     Velocity(
@@ -333,7 +336,9 @@ import Testing
                 // without the parameters' values. That plan must walk the indexes too.
                 let generic = try await store.database.transaction { transaction in
                     try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
-                    try await transaction.query(SQL(unbound: "PREPARE read_plan_test (\(statement.binds.map(Self.typeName).joined(separator: ", "))) AS \(statement.text)"))
+                    try await transaction.query(
+                        SQL(unbound: "PREPARE read_plan_test (\(statement.binds.map(Self.typeName).joined(separator: ", "))) AS \(statement.text)")
+                    )
                     let literals = statement.binds.map(Self.literal).joined(separator: ", ")
                     let plan = try await transaction.query(SQL(unbound: "EXPLAIN EXECUTE read_plan_test (\(literals))"))
                     try await transaction.query("DEALLOCATE read_plan_test")
@@ -346,8 +351,8 @@ import Testing
                             && !plan.contains("Seq Scan on attestation_edges") && !plan.contains("Seq Scan on attested"),
                         "\(plan)"
                     )
-                // Three velocity counts, the account's devices for the farm count and the query's three own
-                // pairs, each on its subject's index.
+                    // Three velocity counts, the account's devices for the farm count and the query's three own
+                    // pairs, each on its subject's index.
                     #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 8, "\(plan)")
                     #expect(plan.components(separatedBy: "using attestation_edges_recent").count == 3, "the farm's counts: \(plan)")
                 }

@@ -156,7 +156,9 @@ extension SQLDeviceRiskStore {
             accountLastDay: try count("account_attestations", upTo: rules.maxAccountAttestationsPerDay + 1)
         )
         let pairs = VelocityEdge.pairs(of: item)
-        let seen = [try row.optionalDate("device_account_seen"), try row.optionalDate("account_device_seen"), try row.optionalDate("address_device_seen")]
+        let seen = [
+            try row.optionalDate("device_account_seen"), try row.optionalDate("account_device_seen"), try row.optionalDate("address_device_seen"),
+        ]
         let rewriteBefore = item.query.at.addingTimeInterval(-velocityPairRewriteAfter)
         var fresh = Set<VelocityEdge>()
         for (pair, seen) in zip(pairs, seen) where (seen.map { $0 > rewriteBefore }) ?? false { fresh.insert(pair) }
