@@ -291,8 +291,9 @@ def main():
     connections = arguments.connections
     # Enough single-use requests that no thread runs out at the rates seen here.
     volume = 15000 if arguments.smoke else 120000
-    # ztokens for the risk-query steps: about a minute of queries (their steps' length) at 5,000 a second.
-    query_volume = 15000 if arguments.smoke else 300000
+    # ztokens for the risk-query steps: about a minute of queries (their steps' length) at 5,000 a second,
+    # and for the smoke run's 11 s at the debug build's 2,500.
+    query_volume = 30000 if arguments.smoke else 300000
     work = tempfile.mkdtemp(prefix="gatehouse-bench-")
     os.chmod(work, 0o755)  # the cluster runs as postgres when this runs as root
     cluster = Cluster(work)
@@ -350,8 +351,8 @@ def main():
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
         write_lines(os.path.join(work, "fresh.txt"), [issuance(volume + number) for number in range(query_volume)])
         # Enough for the six risk-query steps (each a share of them, below); the smoke run's debug build
-        # mints slower, for longer.
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (6 if arguments.smoke else 10) * duration)
+        # mints slower (about 1,200 a second), for longer.
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (15 if arguments.smoke else 10) * duration)
         tokens = []
         for name in sorted(os.listdir(work)):
             if name.startswith("ztokens."):
