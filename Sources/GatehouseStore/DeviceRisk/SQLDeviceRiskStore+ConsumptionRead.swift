@@ -17,15 +17,18 @@ struct ConsumptionRead: Sendable {
 ///
 /// Each count walks its index newest first (`ORDER BY` the index's time), so that `LIMIT` stops it
 /// whatever the statistics say: with rows for one subject bunched behind an attack's, a planner that
-/// expects matches spread evenly would rather scan the table, past every row of the attack. The limit
-/// is the batch's highest threshold (SQLite takes no per-row `LIMIT`), and each query's count is then
-/// cut to its own threshold: exact up to it, "over it" past, at the same cost whatever an attack piled
-/// into the window. A count leaves out the query's own token or pair (not written yet), which the
-/// velocity adds back.
+/// expects matches spread evenly would rather scan the table, past every row of the attack. A count
+/// stops at its threshold: exact up to it, "over it" past, at the same cost whatever an attack piled
+/// into the window. A statement takes one set of thresholds (SQLite takes no per-row `LIMIT`), so the
+/// batch's queries are read in one statement per set of thresholds they are judged by: one for most
+/// batches, and an app whose thresholds are high (up to a million) makes no other app's queries read
+/// that far. A count leaves out the query's own token or pair (not written yet), which the velocity
+/// adds back.
 extension SQLDeviceRiskStore {
     /// How old a velocity pair's time may be before a consumption writes it again. A pair seen again
     /// within this long is not rewritten: most of a busy app's queries repeat a device's, account's
-    /// and address's pairs, and each rewrite was a row version and three index entries. A pair's time
+    /// and address's pairs, and each rewrite was a row version with an entry in both of the table's
+    /// indexes (its time is in one of them, so the update is never HOT). A pair's time
     /// is therefore up to this much older than its newest use, and it can leave a window (an hour, a
     /// day) this much early (docs/risk.md).
     static let velocityPairRewriteAfter: TimeInterval = 60
@@ -47,12 +50,18 @@ extension SQLDeviceRiskStore {
             // plan for any values walks the same indexes (`DeviceRiskStoreTests`).
             try await database.query("SET LOCAL plan_cache_mode = force_generic_plan")
         }
-        let rows = try await database.query(Statement.self, consumptionReadStatement(pending, dialect: database.dialect))
+        var groups: [ReadLimits: [Int]] = [:]
+        for (index, item) in pending.enumerated() { groups[ReadLimits(item.rules), default: []].append(index) }
         var reads = [ConsumptionRead?](repeating: nil, count: pending.count)
-        for row in rows {
-            let number = Int(try row.int("n"))
-            guard pending.indices.contains(number), reads[number] == nil else { throw .corruptRow("the consumption read's row \(number)") }
-            reads[number] = try consumptionRead(row, for: pending[number])
+        for indices in groups.values {
+            let group = indices.map { pending[$0] }
+            for row in try await database.query(Statement.self, consumptionReadStatement(group, dialect: database.dialect)) {
+                let number = Int(try row.int("n"))
+                guard group.indices.contains(number), reads[indices[number]] == nil else {
+                    throw .corruptRow("the consumption read's row \(number)")
+                }
+                reads[indices[number]] = try consumptionRead(row, for: group[number])
+            }
         }
         return try reads.map { read throws(StoreError) in
             guard let read else { throw .corruptRow("the consumption read returned too few rows") }
@@ -60,13 +69,28 @@ extension SQLDeviceRiskStore {
         }
     }
 
-    /// The statement for a batch. PostgreSQL gets each of the queries' values as one array (`unnest`),
-    /// so that its text is the same for every batch and it is planned once per connection (planning it
-    /// took 1.5 ms, more than executing it for 32 queries). SQLite, which plans in microseconds and
-    /// binds no arrays, gets them as rows of values.
+    /// The thresholds a read counts up to: the same for every query of one statement.
+    struct ReadLimits: Hashable {
+        let deviceEvents, deviceAccounts, accountDevices, ipDevices: Int
+        /// One past each farm threshold: the farm signal compares the count with it.
+        let addressAttestations, networkAttestations, accountAttestations: Int
+
+        init(_ rules: EffectiveRiskRules) {
+            (deviceEvents, deviceAccounts, accountDevices, ipDevices) = (
+                rules.maxDeviceEventsPerMinute, rules.maxDeviceAccountsPerDay, rules.maxAccountDevicesPerDay, rules.maxIPDevicesPerHour
+            )
+            (addressAttestations, networkAttestations, accountAttestations) = (
+                rules.maxAddressAttestationsPerHour + 1, rules.maxNetworkAttestationsPerHour + 1, rules.maxAccountAttestationsPerDay + 1
+            )
+        }
+    }
+
+    /// The statement for queries judged by the same thresholds (the first query's). PostgreSQL gets
+    /// each of the queries' values as one array (`unnest`), so that its text is the same for every
+    /// batch and it is planned once per connection (planning it took 1.5 ms, more than executing it for
+    /// 8 queries). SQLite, which plans in microseconds and binds no arrays, gets them as rows of values.
     static func consumptionReadStatement(_ pending: [PendingConsumption], dialect: SQLDialect) -> SQL {
-        let rules = pending.map(\.rules)
-        func highest(_ threshold: (EffectiveRiskRules) -> Int) -> Int { rules.map(threshold).max() ?? 0 }
+        let limits = ReadLimits(pending.first?.rules ?? RiskRules.defaults)
         let asked: SQL
         switch dialect {
         case .postgres:
@@ -96,28 +120,28 @@ extension SQLDeviceRiskStore {
               devices.wifi_bssid, devices.environment, devices.first_seen, devices.last_seen, devices.last_address, devices.key_epoch,
               devices.hardware_facts, devices.hardware_attested_at, devices.attestation_failed_at, devices.integrity_facts, devices.integrity_at,
               (SELECT count(*) FROM (SELECT 1 FROM consumed_ztokens AS c WHERE c.app_id = asked.app_id AND c.device_id = asked.device_id
-                AND c.consumed_at > asked.minute_ago ORDER BY c.consumed_at DESC LIMIT \(highest(\.maxDeviceEventsPerMinute))) AS e)
+                AND c.consumed_at > asked.minute_ago ORDER BY c.consumed_at DESC LIMIT \(limits.deviceEvents)) AS e)
                 AS device_events,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges AS v WHERE v.app_id = asked.app_id AND v.kind = 1 AND v.subject = asked.device_id
                 AND v.last_seen > asked.day_ago AND v.member <> asked.account_id ORDER BY v.last_seen DESC
-                LIMIT \(highest(\.maxDeviceAccountsPerDay))) AS d) AS device_accounts,
+                LIMIT \(limits.deviceAccounts)) AS d) AS device_accounts,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges AS v WHERE v.app_id = asked.app_id AND v.kind = 2 AND v.subject = asked.account_id
                 AND v.last_seen > asked.day_ago AND v.member <> asked.device_id ORDER BY v.last_seen DESC
-                LIMIT \(highest(\.maxAccountDevicesPerDay))) AS a) AS account_devices,
+                LIMIT \(limits.accountDevices)) AS a) AS account_devices,
               (SELECT count(*) FROM (SELECT 1 FROM velocity_edges AS v WHERE v.app_id = asked.app_id AND v.kind = 3 AND v.subject = asked.address
                 AND v.last_seen > asked.hour_ago AND v.member <> asked.device_id ORDER BY v.last_seen DESC
-                LIMIT \(highest(\.maxIPDevicesPerHour))) AS i) AS ip_devices,
+                LIMIT \(limits.ipDevices)) AS i) AS ip_devices,
               (SELECT count(*) FROM (SELECT 1 FROM attestation_edges AS t WHERE t.app_id = asked.app_id AND t.kind = 1 AND t.subject = asked.address
-                AND t.last_seen > asked.hour_ago ORDER BY t.last_seen DESC LIMIT \(highest(\.maxAddressAttestationsPerHour) + 1)) AS aa)
+                AND t.last_seen > asked.hour_ago ORDER BY t.last_seen DESC LIMIT \(limits.addressAttestations)) AS aa)
                 AS address_attestations,
               (SELECT count(*) FROM (SELECT 1 FROM attestation_edges AS t WHERE t.app_id = asked.app_id AND t.kind = 2 AND t.subject = asked.network
-                AND t.last_seen > asked.hour_ago ORDER BY t.last_seen DESC LIMIT \(highest(\.maxNetworkAttestationsPerHour) + 1)) AS na)
+                AND t.last_seen > asked.hour_ago ORDER BY t.last_seen DESC LIMIT \(limits.networkAttestations)) AS na)
                 AS network_attestations,
               (SELECT count(*) FROM (SELECT 1 FROM (SELECT v.member FROM velocity_edges AS v WHERE v.app_id = asked.app_id AND v.kind = 2
                   AND v.subject = asked.account_id AND v.last_seen > asked.day_ago ORDER BY v.last_seen DESC LIMIT \(accountDevicesAsked)) AS m
                 JOIN devices AS attested ON attested.app_id = asked.app_id AND attested.device_id = m.member
                 WHERE attested.hardware_attested_at > asked.day_ago OR attested.integrity_at > asked.day_ago
-                LIMIT \(highest(\.maxAccountAttestationsPerDay) + 1)) AS ac) AS account_attestations,
+                LIMIT \(limits.accountAttestations)) AS ac) AS account_attestations,
               \(ownPairSeen(kind: 1, subject: "device_id", member: "account_id")) AS device_account_seen,
               \(ownPairSeen(kind: 2, subject: "account_id", member: "device_id")) AS account_device_seen,
               \(ownPairSeen(kind: 3, subject: "address", member: "device_id")) AS address_device_seen
@@ -142,18 +166,17 @@ extension SQLDeviceRiskStore {
     private static let newestPairsAsked = 16
 
     private static func consumptionRead(_ row: SQLRow, for item: PendingConsumption) throws(StoreError) -> ConsumptionRead {
-        let rules = item.rules
-        func count(_ column: String, upTo threshold: Int) throws(StoreError) -> Int { min(Int(try row.int(column)), threshold) }
+        func count(_ column: String) throws(StoreError) -> Int { Int(try row.int(column)) }
         var velocity = Velocity(
-            deviceEventsLastMinute: try count("device_events", upTo: rules.maxDeviceEventsPerMinute) + 1,
-            deviceAccountsLastDay: try count("device_accounts", upTo: rules.maxDeviceAccountsPerDay) + 1,
-            accountDevicesLastDay: try count("account_devices", upTo: rules.maxAccountDevicesPerDay) + 1,
-            ipDevicesLastHour: try count("ip_devices", upTo: rules.maxIPDevicesPerHour) + 1
+            deviceEventsLastMinute: try count("device_events") + 1,
+            deviceAccountsLastDay: try count("device_accounts") + 1,
+            accountDevicesLastDay: try count("account_devices") + 1,
+            ipDevicesLastHour: try count("ip_devices") + 1
         )
         velocity.attestations = AttestationCounts(
-            addressLastHour: try count("address_attestations", upTo: rules.maxAddressAttestationsPerHour + 1),
-            networkLastHour: try count("network_attestations", upTo: rules.maxNetworkAttestationsPerHour + 1),
-            accountLastDay: try count("account_attestations", upTo: rules.maxAccountAttestationsPerDay + 1)
+            addressLastHour: try count("address_attestations"),
+            networkLastHour: try count("network_attestations"),
+            accountLastDay: try count("account_attestations")
         )
         let pairs = VelocityEdge.pairs(of: item)
         let seen = [
