@@ -30,41 +30,24 @@ public enum BackendCredentials {
         return .success((appKey, String(text[text.index(after: colon)...])))
     }
 
-    /// Standard base64 with its padding (RFC 4648 section 4), as Basic credentials carry it and as
-    /// Foundation's `Data(base64Encoded:)` reads it (unused low bits of the last character ignored):
-    /// every backend request decodes one, and Foundation's decoder (through `Data` and
-    /// `String(data:)`) was a tenth of a refused risk query's own work.
+    /// Standard base64 with its padding (RFC 4648 section 4), as Basic credentials carry it: every
+    /// backend request decodes one, and Foundation's decoder (through `Data` and `String(data:)`) was a
+    /// tenth of a refused risk query's own work. Its alphabet and padding are mapped onto `Base64URL`'s
+    /// decoder, which takes each byte string's one encoding only (unused low bits zero), as encoders
+    /// write it.
     static func base64(_ text: Substring.UTF8View) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(text.count / 4 * 3)
-        var (buffer, bits, padding): (UInt32, UInt32, Int) = (0, 0, 0)
-        for byte in text {
-            if byte == UInt8(ascii: "=") {
-                padding += 1
-                guard padding <= 2 else { return nil }
-                continue
-            }
-            guard padding == 0, let value = sextet(byte) else { return nil }
-            buffer = buffer << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                decoded.append(UInt8(truncatingIfNeeded: buffer >> bits))
+        var bytes = Array(text)
+        for _ in 0..<2 where bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        for index in bytes.indices {
+            switch bytes[index] {
+            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
+            case UInt8(ascii: "-"), UInt8(ascii: "_"): return nil
+            default: continue
             }
         }
-        return decoded
-    }
-
-    private static func sextet(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "+"): 62
-        case UInt8(ascii: "/"): 63
-        default: nil
-        }
+        return Base64URL.decode(bytes: bytes)
     }
 
     /// Decides whether the presented secret admits the caller as `app`'s backend.
