@@ -92,9 +92,9 @@ public struct AttestationMiddleware<Context: RequestContext>: RouterMiddleware {
             requireBinding: configuration.bindHeader != nil,
             at: Date(),
             verified: verifiedTokens
-        ) { presented in
+        ) { request in
             var keys = AttestationVerificationKeys(published: [:])
-            if let kid = presented.jws.keyID, let key = try await jwks.key(kid: kid) { keys.published[kid] = key }
+            if let kid = request.keyID, let key = try await jwks.key(kid: kid) { keys.published[kid] = key }
             for (attestID, secret) in configuration.sharedSecrets {
                 if let bytes = Data(base64Encoded: secret) { keys.sharedSecrets[attestID] = SymmetricKey(data: bytes) }
             }

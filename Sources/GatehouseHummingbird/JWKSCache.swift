@@ -12,7 +12,7 @@ public actor JWKSCache {
     private let client: HTTPClient
     private let maxAge: TimeInterval
     private let minimumRefetchInterval: TimeInterval
-    private var keys: [String: P256.Signing.PublicKey] = [:]
+    private var keys: [String: PublishedKey] = [:]
     private var fetchedAt: Date?
 
     public init(url: String, client: HTTPClient = .shared, maxAge: TimeInterval = 300, minimumRefetchInterval: TimeInterval = 10) {
@@ -23,7 +23,7 @@ public actor JWKSCache {
     }
 
     /// The key for `kid`, or nil when Gatehouse does not publish it (after one refetch if allowed).
-    public func key(kid: String) async throws -> P256.Signing.PublicKey? {
+    public func key(kid: String) async throws -> PublishedKey? {
         let now = Date()
         if let fetchedAt, now.timeIntervalSince(fetchedAt) < maxAge, let key = keys[kid] { return key }
         if let fetchedAt, keys[kid] == nil, now.timeIntervalSince(fetchedAt) < minimumRefetchInterval { return nil }
@@ -36,9 +36,9 @@ public actor JWKSCache {
         guard response.status == .ok else { throw JWKSFetchError(status: Int(response.status.code)) }
         let body = try await response.body.collect(upTo: 1 << 20)
         let document = try JSONDecoder().decode(Document.self, from: Data(buffer: body))
-        var loaded: [String: P256.Signing.PublicKey] = [:]
+        var loaded: [String: PublishedKey] = [:]
         for jwk in document.keys where jwk.kty == "EC" && jwk.crv == "P-256" {
-            if let key = jwk.publicKey { loaded[jwk.kid] = key }
+            if let key = jwk.publicKey { loaded[jwk.kid] = PublishedKey(key) }
         }
         keys = loaded
         fetchedAt = Date()

@@ -61,16 +61,17 @@ func capabilityRoutes(
         sdk: AttestationSDKOperations(access: attesterAccess, issuer: configuration.issuer, limits: limits, trust: trust, playIntegrity: google)
     )
     .register(on: &routes)
-    AttestationGateController(gate: attestationGate) { app, attester, route, verdict, monitored in
+    let verdicts = MetricHandles { (labels: AttestVerdictLabels) in
         registry.makeCounter(
             name: "gatehouse_attest_verdicts_total",
             labels: [
-                ("app", app.rawValue), ("attester", attester.rawValue), ("route", route), ("verdict", verdict.rawValue),
-                ("enforcement", monitored ? "monitor" : "enforce"),
+                ("app", labels.app.rawValue), ("attester", labels.attester.rawValue), ("route", labels.route),
+                ("verdict", labels.verdict.rawValue), ("enforcement", labels.monitored ? "monitor" : "enforce"),
             ]
-        ).increment()
+        )
     }
-    .register(on: &routes)
+    AttestationGateController(gate: attestationGate) { verdicts($0).increment() }
+        .register(on: &routes)
     AdminAttestationController(attesters: attesters).register(on: &routes)
     CaptchaController(
         captcha: CaptchaOperations(store: store.captcha, attesters: store.attestation, apps: operations, clock: clock, limits: limits),

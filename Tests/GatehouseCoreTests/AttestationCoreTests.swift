@@ -124,7 +124,7 @@ import Testing
     }
 
     func keysFor(_ key: SigningKey) -> AttestationVerificationKeys {
-        AttestationVerificationKeys(published: [key.kid: key.privateKey.publicKey])
+        AttestationVerificationKeys(published: [key.kid: PublishedKey(key.privateKey.publicKey)])
     }
 
     /// The gate remembers ES256 tokens it verified; a remembered token still meets every check that
@@ -134,24 +134,57 @@ import Testing
         let keys = keysFor(signing)
         let issued = issueBound(signing: signing)
         let cache = VerifiedTokens()
-        let digest = VerifiedTokens.digest(of: issued.token, key: signing.privateKey.publicKey)
-        #expect(cache.claims(for: digest) == nil)
+        #expect(cache.remembered(issued.token) == nil)
         #expect(refusal(issued.token, keys: keys, verified: cache) == nil)
-        #expect(cache.claims(for: digest) == issued.claims)
+        #expect(cache.remembered(issued.token)?.claims == issued.claims)
+        #expect(cache.remembered(issued.token)?.kid == signing.kid)
         #expect(refusal(issued.token, keys: keys, verified: cache) == nil)
         // Remembered, and still checked against the request and the clock.
         #expect(refusal(issued.token, keys: keys, bound: "Bearer b", verified: cache) == .bindingMismatch)
         #expect(refusal(issued.token, keys: keys, at: now.addingTimeInterval(3600), verified: cache) == .expired)
         // A key no longer trusted is not looked up; another key under the same kid does not reuse the entry.
         #expect(refusal(issued.token, keys: AttestationVerificationKeys(published: [:]), verified: cache) == .unknownKey)
-        let other = AttestationVerificationKeys(published: [signing.kid: SigningKey.generate(at: now).privateKey.publicKey])
+        let other = AttestationVerificationKeys(published: [signing.kid: PublishedKey(SigningKey.generate(at: now).privateKey.publicKey)])
         #expect(refusal(issued.token, keys: other, verified: cache) == .badSignature)
         // A bad signature is never remembered.
         let parts = issued.token.split(separator: ".")
         let forged = parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(repeating: 1, count: 64))
         #expect(refusal(forged, keys: keys, verified: cache) == .badSignature)
         #expect(refusal(forged, keys: keys, verified: cache) == .badSignature)
-        #expect(cache.claims(for: VerifiedTokens.digest(of: String(forged), key: signing.privateKey.publicKey)) == nil)
+        #expect(cache.remembered(String(forged)) == nil)
+    }
+
+    /// A remembered token is not parsed again: the verifier asks only whether its key is still
+    /// trusted, and a key that is not (or another key under its kid) sends it through the whole check.
+    @Test func aRememberedTokenAsksOnlyForItsKey() async throws {
+        let signing = SigningKey.generate(at: now)
+        let issued = issueBound(signing: signing)
+        let cache = VerifiedTokens()
+        var asked: [AttestationKeyRequest] = []
+        func verify(trusting keys: AttestationVerificationKeys) async -> Result<AttestationClaims, AttestationTokenFailure> {
+            await AttestationToken.verify(
+                issued.token,
+                appKey: appKey,
+                attestID: loginAttester.attestID,
+                boundValue: "Bearer a",
+                requireBinding: true,
+                at: now,
+                verified: cache
+            ) { request in
+                asked.append(request)
+                return keys
+            }
+        }
+        let request = AttestationKeyRequest(algorithm: .es256, keyID: signing.kid)
+        #expect(try await verify(trusting: keysFor(signing)).get() == issued.claims)
+        #expect(try await verify(trusting: keysFor(signing)).get() == issued.claims)
+        #expect(asked == [request, request])
+        let other = AttestationVerificationKeys(published: [signing.kid: PublishedKey(SigningKey.generate(at: now).privateKey.publicKey)])
+        asked = []
+        #expect(await verify(trusting: other) == .failure(.badSignature))
+        #expect(await verify(trusting: AttestationVerificationKeys(published: [:])) == .failure(.unknownKey))
+        // Each asked twice: once for the remembered key, once for the parsed token's.
+        #expect(asked == [request, request, request, request])
     }
 
     @Test func verifiedTokensStayWithinTheirCapacity() {
@@ -159,19 +192,49 @@ import Testing
         func claims(expiring exp: Int) -> AttestationClaims {
             AttestationClaims(iss: "g", aud: "abcde", sub: "d", did: "d", iat: 0, exp: exp, jti: UUID().uuidString, attestId: "a")
         }
-        let digests = (0..<6).map { SHA256.hash(data: Array("token \($0)".utf8)) }
+        let tokens = (0..<6).map { "token \($0)" }
+        let key = PublishedKey(SigningKey.generate(at: now).privateKey.publicKey)
+        func remember(_ token: String, expiring exp: Int) {
+            cache.remember(claims(expiring: exp), token: token, kid: "k", key: key, at: now)
+        }
         let expiry = Int(now.timeIntervalSince1970)
-        for (offset, digest) in digests.prefix(4).enumerated() {
-            cache.remember(claims(expiring: offset < 2 ? expiry - 1 : expiry + 60), for: digest, at: now)
+        for (offset, token) in tokens.prefix(4).enumerated() {
+            remember(token, expiring: offset < 2 ? expiry - 1 : expiry + 60)
         }
         // Full: the two expired entries go, the live ones stay.
-        cache.remember(claims(expiring: expiry + 60), for: digests[4], at: now)
-        #expect(cache.claims(for: digests[0]) == nil && cache.claims(for: digests[1]) == nil)
-        #expect(cache.claims(for: digests[2]) != nil && cache.claims(for: digests[4]) != nil)
+        remember(tokens[4], expiring: expiry + 60)
+        #expect(cache.remembered(tokens[0]) == nil && cache.remembered(tokens[1]) == nil)
+        #expect(cache.remembered(tokens[2]) != nil && cache.remembered(tokens[4]) != nil)
         // Full of live entries: it starts over.
-        cache.remember(claims(expiring: expiry + 60), for: digests[0], at: now)
-        cache.remember(claims(expiring: expiry + 60), for: digests[5], at: now)
-        #expect(cache.claims(for: digests[2]) == nil && cache.claims(for: digests[5]) != nil)
+        remember(tokens[0], expiring: expiry + 60)
+        remember(tokens[5], expiring: expiry + 60)
+        #expect(cache.remembered(tokens[2]) == nil && cache.remembered(tokens[5]) != nil)
+    }
+
+    /// A plain path is read in one pass; it must come out as the step-by-step reading has it, for
+    /// every path the one pass takes, and the one pass must leave every other path to it.
+    @Test func aPlainPathReadsAsTheDecodedReadingHasIt() {
+        for plain in ["/", "/api/", "/api/orders", "/api/orders?x=1&y=%2F", "/a.b/c..d/.e/f./~_-", "/API/v1.json"] {
+            #expect(Gate.plainPath(plain) != nil && Gate.plainPath(plain) == Gate.decodedPath(plain), "\(plain)")
+        }
+        for other in [
+            "", "api", "?/", "//", "/a//b", "/a/./b", "/a/../b", "/a/..", "/a/.", "/.", "/..", "/a%20b", "/a;b", "/a\\b", "/é", "/a b", "/a@b",
+        ] {
+            #expect(Gate.plainPath(other) == nil, "\(other)")
+        }
+        #expect(Gate.plainPath("/" + String(repeating: "a", count: 8191)) != nil)
+        #expect(Gate.plainPath("/" + String(repeating: "a", count: 8192)) == nil)
+        #expect(Gate.decodedPath("/" + String(repeating: "a", count: 8192)) == nil)
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [String] = ["/", "/", ".", ".", "a", "Z", "0", "-", "_", "~", "?", "%", "2", "f", ";", "\\", "é", "Ａ", " ", "%2e"]
+        var taken = 0
+        for _ in 0..<20_000 {
+            let path = (0..<Int.random(in: 0...10, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined()
+            guard let plain = Gate.plainPath(path) else { continue }
+            taken += 1
+            #expect(plain == Gate.decodedPath(path), "\(path)")
+        }
+        #expect(taken > 100)
     }
 
     @Test func theGateMatchesNormalisedPathsByLongestPrefix() throws {

@@ -27,7 +27,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["", "abcd", "abcdef", "ABCDE", "ab-de", "abcd\u{e9}", "ab de"])
+    @Test(arguments: ["", "abcd", "abcdef", "ABCDE", "ab-de", "abcd\u{e9}", "abcd\u{301}", "ab de", "abc`d", "abc{d", "abc/d", "abc:d"])
     func malformedKeysAreRefused(text: String) {
         #expect(throws: DomainError.self) { try AppKey(validating: text) }
     }

@@ -100,4 +100,22 @@ struct Tally: BehindRow, Equatable {
         await behind.caughtUp()
         #expect(batches.withLock { $0.last } == [Tally(key: "a", count: 2)])
     }
+
+    /// A flood of one key's counts is written a batch per pace, not a statement per write's round
+    /// trip, and its counts add up to every row enqueued.
+    @Test func aFloodOfMergedRowsIsWrittenAtThePace() async throws {
+        let batches = Mutex<[[Tally]]>([])
+        let behind = WriteBehind<Tally>(capacity: 10, maximumBatch: 4) { batch in batches.withLock { $0.append(batch) } }
+        let start = ContinuousClock.now
+        let enqueued = 2_000
+        for _ in 0..<enqueued {
+            behind.enqueue(Tally(key: "a", count: 1))
+            await Task.yield()
+        }
+        await behind.caughtUp()
+        let elapsed = ContinuousClock.now - start
+        let written = batches.withLock { $0 }
+        #expect(written.flatMap { $0 }.reduce(0) { $0 + $1.count } == enqueued)
+        #expect(written.count <= Int(elapsed / WriteBehind<Tally>.pace) + 2, "\(written.count) batches in \(elapsed)")
+    }
 }

@@ -76,6 +76,42 @@ public enum Gate {
     /// escape left after decoding once (double encoding), or a character that folds to ASCII under
     /// NFKC (full-width letters). The gate refuses every such path.
     public static func normalizedPath(_ uri: String) -> String? {
+        plainPath(uri) ?? decodedPath(uri)
+    }
+
+    /// A path of letters, digits, `-`, `_`, `~`, `.` and single slashes, with no `.` or `..` segment:
+    /// nearly every gated request's, and its own normal form, so it is read in one pass over its bytes,
+    /// without decoding, splitting or folding. Nil for any other path (`decodedPath` reads those).
+    static func plainPath(_ uri: String) -> String? {
+        var length = 0
+        var segmentStart = 1
+        var (previous, beforePrevious): (UInt8, UInt8) = (0, 0)
+        func endsDotSegment() -> Bool {
+            let dot = UInt8(ascii: ".")
+            return previous == dot && (length - segmentStart == 1 || (length - segmentStart == 2 && beforePrevious == dot))
+        }
+        for byte in uri.utf8 {
+            if byte == UInt8(ascii: "?") { break }
+            guard length < 8192 else { return nil }
+            switch byte {
+            case UInt8(ascii: "/"):
+                guard length == 0 || (previous != UInt8(ascii: "/") && !endsDotSegment()) else { return nil }
+                segmentStart = length + 1
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "."):
+                guard length > 0 else { return nil }
+            default:
+                return nil
+            }
+            (previous, beforePrevious) = (byte, previous)
+            length += 1
+        }
+        guard length > 0, !endsDotSegment() else { return nil }
+        return length == uri.utf8.count ? uri : String(uri[..<uri.utf8.index(uri.startIndex, offsetBy: length)])
+    }
+
+    /// Any other path, percent-decoded and resolved step by step.
+    static func decodedPath(_ uri: String) -> String? {
         let rawPath = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard rawPath.hasPrefix("/"), rawPath.utf8.count <= 8192, let decoded = RequestPath.percentDecoded(rawPath),
             !decoded.hasControlCharacters, !decoded.contains(where: { $0 == ";" || $0 == "\\" || $0 == "%" }),

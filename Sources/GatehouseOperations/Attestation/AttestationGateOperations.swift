@@ -136,7 +136,7 @@ public struct AttestationGateOperations: Sendable {
             requireBinding: requireBinding,
             at: access.clock.now(),
             verified: verifiedTokens
-        ) { presented in try await trustedKeys(for: presented, app: app) }
+        ) { request in try await trustedKeys(for: request, app: app) }
         switch verified {
         case .failure(let reason): return .inactive(reason)
         case .success(let claims):
@@ -154,12 +154,12 @@ public struct AttestationGateOperations: Sendable {
     }
 
     /// The key an ES256 token's kid names, if it is published; for HS256, the app's attester secrets.
-    private func trustedKeys(for presented: PresentedAttestationToken, app: App) async throws -> AttestationVerificationKeys {
+    private func trustedKeys(for request: AttestationKeyRequest, app: App) async throws -> AttestationVerificationKeys {
         var trusted = AttestationVerificationKeys(published: [:])
-        switch presented.jws.algorithm {
+        switch request.algorithm {
         case .es256:
-            if let kid = presented.jws.keyID, let key = try await access.keys.publishedKey(kid: kid) {
-                trusted.published[kid] = key.publicKey
+            if let kid = request.keyID, let key = try await access.keys.publishedKey(kid: kid) {
+                trusted.published[kid] = key.published
             }
         case .hs256:
             for stored in try await access.store.attesters(appID: app.id) where stored.attester.algorithm == .hs256 {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseCore
 import GatehouseStore
+import Synchronization
 
 /// The service's ES256 keys, read from the store and kept for a short while, so that signing and
 /// verifying do not read the database per request. Every instance sees a rotation within
@@ -15,6 +16,9 @@ public actor SigningKeyRing {
     private let clock: any GatehouseClock
     private var keys: [SigningKey] = []
     private var loadedAt: Date?
+    /// The keys as last loaded, read without entering the actor: every gated request looks its
+    /// token's key up, and entering the actor was a task switch a request.
+    private let lastLoaded = Mutex<(keys: [SigningKey], at: Date?)>(([], nil))
 
     public init(store: any AttestationStore, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
@@ -37,7 +41,16 @@ public actor SigningKeyRing {
     }
 
     /// Looks `kid` up, reloading once if it is not known (another instance may have just rotated).
-    public func publishedKey(kid: String) async throws -> SigningKey? {
+    public nonisolated func publishedKey(kid: String) async throws -> SigningKey? {
+        let now = clock.now()
+        let (loaded, loadedAt) = lastLoaded.withLock { $0 }
+        if let loadedAt, now.timeIntervalSince(loadedAt) < Self.refreshInterval, let key = loaded.first(where: { $0.kid == kid }) {
+            return key.isPublished(at: now) ? key : nil
+        }
+        return try await lookUp(kid: kid)
+    }
+
+    private func lookUp(kid: String) async throws -> SigningKey? {
         let now = clock.now()
         if let key = try await current().first(where: { $0.kid == kid }) { return key.isPublished(at: now) ? key : nil }
         guard let loadedAt, now.timeIntervalSince(loadedAt) >= 1 else { return nil }
@@ -83,6 +96,7 @@ public actor SigningKeyRing {
         }
         keys = loaded
         loadedAt = now
+        lastLoaded.withLock { $0 = (loaded, now) }
         return loaded
     }
 

@@ -19,7 +19,7 @@ struct AdminAuthMiddleware: RouterMiddleware {
     let access: AdminAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let admitted = try await admit(request.headers[.authorization])
+        let admitted = try await admit(request.headers.value(.authorization))
         switch admitted {
         case .success(let token):
             guard token.role.permits(access) else {

@@ -21,7 +21,7 @@ struct BackendAuthMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let presented: (appKey: AppKey, secret: String)
-        switch BackendCredentials.presented(inAuthorization: request.headers[header]) {
+        switch BackendCredentials.presented(inAuthorization: request.headers.value(header)) {
         case .failure(let refusal): throw Self.problem(for: refusal)
         case .success(let found): presented = found
         }

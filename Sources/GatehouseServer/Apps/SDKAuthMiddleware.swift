@@ -20,10 +20,10 @@ struct SDKAuthMiddleware: RouterMiddleware {
         let body = try await JSONBody.collect(request, context: context)
         let app = try await operations.authenticate(
             .init(
-                appKey: request.headers[Self.appKeyHeader],
-                timestamp: request.headers[Self.timestampHeader],
-                nonce: request.headers[Self.nonceHeader],
-                signature: request.headers[Self.signatureHeader],
+                appKey: request.headers.value(Self.appKeyHeader),
+                timestamp: request.headers.value(Self.timestampHeader),
+                nonce: request.headers.value(Self.nonceHeader),
+                signature: request.headers.value(Self.signatureHeader),
                 method: request.method.rawValue,
                 path: request.head.path ?? "/",
                 body: Array(buffer: body)

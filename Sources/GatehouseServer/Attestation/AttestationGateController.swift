@@ -20,8 +20,8 @@ struct AttestationGateController {
     static let deviceIDHeader = HTTPField.Name("X-Gatehouse-Device-Id")!
     static let verdictHeader = HTTPField.Name("X-Gatehouse-Attest-Verdict")!
     let gate: AttestationGateOperations
-    /// Counts each gated request's verdict on /metrics: app, attester, route, verdict, enforcement.
-    let onVerdict: @Sendable (_ app: AppKey, _ attester: AttestID, _ route: String, _ verdict: AttestVerdict, _ monitored: Bool) -> Void
+    /// Counts each gated request's verdict on /metrics.
+    let onVerdict: @Sendable (AttestVerdictLabels) -> Void
 
     func register(on routes: inout RouteRegistrar) {
         routes.on(.get, "/.well-known/jwks.json", for: .open, use: jwks)
@@ -55,8 +55,8 @@ struct AttestationGateController {
 
     @Sendable func verify(_ request: Request, context: BackendContext) async throws -> Response {
         let app = context.app
-        guard let method = request.headers[Self.originalMethod], (1...16).contains(method.utf8.count),
-            let uri = request.headers[Self.originalURI], (1...8192).contains(uri.utf8.count)
+        guard let method = request.headers.value(Self.originalMethod), (1...16).contains(method.utf8.count),
+            let uri = request.headers.value(Self.originalURI), (1...8192).contains(uri.utf8.count)
         else {
             throw Problem.badParameter("X-Original-Method", "Send the original request's method and URI in X-Original-Method and X-Original-URI.")
         }
@@ -65,18 +65,14 @@ struct AttestationGateController {
             guard text == "401" || text == "428" else { throw Problem.badParameter("challengeStatus", "challengeStatus is 401 or 428.") }
             status = text == "428" ? .preconditionRequired : .unauthorized
         }
-        let url = request.headers[Self.originalURL]
+        let url = request.headers.value(Self.originalURL)
         if let url, !(1...8192).contains(url.utf8.count) {
             throw Problem.badParameter("X-Original-URL", "X-Original-URL is 1 to 8192 bytes.")
         }
         let answer = try await gate.gate(app: app, method: method, uri: uri, url: url) { name in
-            HTTPField.Name(name).flatMap { request.headers[$0] }
+            HTTPField.Name(name).flatMap { request.headers.value($0) }
         }
-        if let found = answer.verdict.attestVerdict {
-            var monitored = false
-            if case .monitored = answer.verdict { monitored = true }
-            onVerdict(app.appKey, found.attester, answer.route ?? "unreadable path", found.verdict, monitored)
-        }
+        count(answer, of: app.appKey)
         switch answer.verdict {
         case .open:
             return Response(status: .noContent)
@@ -112,7 +108,24 @@ struct AttestationGateController {
         }
     }
 
+    private func count(_ answer: AttestationGateOperations.GateAnswer, of app: AppKey) {
+        guard let found = answer.verdict.attestVerdict else { return }
+        var monitored = false
+        if case .monitored = answer.verdict { monitored = true }
+        let route = answer.route ?? "unreadable path"
+        onVerdict(AttestVerdictLabels(app: app, attester: found.attester, route: route, verdict: found.verdict, monitored: monitored))
+    }
+
     static func jwk(_ key: JWK) -> Components.Schemas.Jwk {
         .init(kty: .ec, crv: .p256, x: key.x, y: key.y, kid: key.kid, use: .sig, alg: .es256)
     }
+}
+
+/// What labels a gated request's verdict on /metrics: app, attester, route, verdict, enforcement.
+struct AttestVerdictLabels: Hashable, Sendable {
+    let app: AppKey
+    let attester: AttestID
+    let route: String
+    let verdict: AttestVerdict
+    let monitored: Bool
 }

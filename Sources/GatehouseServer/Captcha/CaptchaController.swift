@@ -89,7 +89,7 @@ struct CaptchaController {
     @Sendable func siteverify(_ request: Request, context: Context) async throws -> Response {
         let buffer = try await JSONBody.collect(request, context: context)
         var verdict = CaptchaOperations.Verdict.failure(.badRequest)
-        if let input = try Siteverify.Input.parse(try JSONBody.text(buffer), contentType: request.headers[.contentType]) {
+        if let input = try Siteverify.Input.parse(try JSONBody.text(buffer), contentType: request.headers.value(.contentType)) {
             verdict = try await captcha.siteverify(input)
         }
         // Turnstile's one structural refusal, `bad-request`, is also a 400; the rest are verdicts.
@@ -108,7 +108,7 @@ struct CaptchaController {
     /// Siteverify's `hostname`: where the page ran, from `Origin` (browsers send it on POST), else `Host`.
     static func hostname(of request: Request) -> String? {
         let host: String?
-        if let origin = request.headers[.origin], origin != "null", let parsed = URL(string: origin)?.host {
+        if let origin = request.headers.value(.origin), origin != "null", let parsed = URL(string: origin)?.host {
             host = parsed
         } else {
             host = request.head.authority.map { authority in

@@ -6,7 +6,7 @@ import Hummingbird
 /// the same size and time bounds as every body.
 enum ConsoleForm {
     static func read(_ request: Request, context: some GatehouseContext) async throws -> [String: String] {
-        guard JSONBody.mediaType(of: request.headers[.contentType]) == "application/x-www-form-urlencoded" else {
+        guard JSONBody.mediaType(of: request.headers.value(.contentType)) == "application/x-www-form-urlencoded" else {
             throw Problem(.unsupportedMediaType, code: "unsupported_media_type", title: "Unsupported media type", detail: "Send the console's form.")
         }
         let buffer = try await JSONBody.collect(request, context: context)
@@ -19,9 +19,9 @@ enum ConsoleForm {
     /// What the browser says of where the post comes from (`ConsoleForgery.sameOrigin`).
     static func fromThisSite(_ request: Request) -> Bool {
         ConsoleForgery.sameOrigin(
-            origin: request.headers[.origin],
-            fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!],
-            host: request.head.authority ?? request.headers[HTTPField.Name("Host")!]
+            origin: request.headers.value(.origin),
+            fetchSite: request.headers.value(HTTPField.Name("Sec-Fetch-Site")!),
+            host: request.head.authority ?? request.headers.value(HTTPField.Name("Host")!)
         )
     }
 

@@ -46,7 +46,7 @@ struct ConsoleSessionMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         do {
-            guard let cookie = ConsoleSession.presented(inCookieHeader: request.headers[.cookie]) else {
+            guard let cookie = ConsoleSession.presented(inCookieHeader: request.headers.value(.cookie)) else {
                 return ConsolePages.seeOther("/console/sign-in")
             }
             guard let caller = try await admit(cookie) else {

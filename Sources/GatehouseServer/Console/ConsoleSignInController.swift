@@ -65,7 +65,7 @@ struct ConsoleSignInController {
     }
 
     @Sendable func signOut(_ request: Request, context: Context) async throws -> Response {
-        guard let cookie = ConsoleSession.presented(inCookieHeader: request.headers[.cookie]) else {
+        guard let cookie = ConsoleSession.presented(inCookieHeader: request.headers.value(.cookie)) else {
             return ConsolePages.seeOther("/console/sign-in")
         }
         let fields = try await ConsoleForm.read(request, context: context)

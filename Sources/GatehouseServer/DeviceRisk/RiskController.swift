@@ -17,7 +17,7 @@ struct RiskController {
 
     @Sendable func query(_ request: Request, context: Context) async throws -> Response {
         let app = context.app
-        let input = try RiskQueryBody.decode(try await JSONBody.collect(request, context: context), contentType: request.headers[.contentType])
+        let input = try RiskQueryBody.decode(try await JSONBody.collect(request, context: context), contentType: request.headers.value(.contentType))
         let recorded = try await risk.query(
             ztoken: input.ztoken,
             eventID: input.eventID,

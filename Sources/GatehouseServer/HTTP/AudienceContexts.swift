@@ -75,7 +75,7 @@ struct SDKContext: AudienceContext {
 
     /// The signed body decoded as `T`.
     func input<T: Decodable>(_ type: T.Type, _ request: Request) throws -> T {
-        try JSONBody.decode(type, from: caller.body, contentType: request.headers[.contentType])
+        try JSONBody.decode(type, from: caller.body, contentType: request.headers.value(.contentType))
     }
 }
 

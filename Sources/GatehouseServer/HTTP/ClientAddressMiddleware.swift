@@ -24,7 +24,7 @@ struct ClientAddressMiddleware: RouterMiddleware {
         )
         context.forwardedOverTLS = ClientAddress.forwardedOverTLS(
             peer: context.remoteAddress?.ipAddress,
-            forwardedProto: request.headers[Self.forwardedProto],
+            forwardedProto: request.headers.value(Self.forwardedProto),
             trustedProxies: trustedProxies
         )
         return try await next(request, context)

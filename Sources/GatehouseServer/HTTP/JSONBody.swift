@@ -28,7 +28,7 @@ enum JSONBody {
         whenEmpty: T? = nil
     ) async throws -> T {
         let buffer = try await collect(request, context: context)
-        return try decode(type, from: buffer, contentType: request.headers[.contentType], whenEmpty: whenEmpty)
+        return try decode(type, from: buffer, contentType: request.headers.value(.contentType), whenEmpty: whenEmpty)
     }
 
     static let malformedJSON = Problem(.badRequest, code: "malformed_json", title: "Malformed JSON", detail: "The body is not valid UTF-8 JSON.")

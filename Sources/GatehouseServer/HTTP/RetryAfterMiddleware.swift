@@ -18,7 +18,7 @@ struct RetryAfterMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        if response.status == .serviceUnavailable && response.headers[.retryAfter] == nil {
+        if response.status == .serviceUnavailable && response.headers.value(.retryAfter) == nil {
             response.headers[.retryAfter] = Self.seconds
         }
         if Self.endsConnection.contains(response.status) && Self.hasBody(request.headers) {
@@ -29,6 +29,6 @@ struct RetryAfterMiddleware: RouterMiddleware {
     }
 
     static func hasBody(_ headers: HTTPFields) -> Bool {
-        headers[.transferEncoding] != nil || (headers[.contentLength].map { $0 != "0" } ?? false)
+        headers.value(.transferEncoding) != nil || (headers.value(.contentLength).map { $0 != "0" } ?? false)
     }
 }

@@ -31,7 +31,23 @@ struct MetricsMiddleware: RouterMiddleware {
         )
     }
 
-    let registry: PrometheusCollectorRegistry
+    struct Labels: Hashable, Sendable {
+        let route: String
+        let method: HTTPRequest.Method
+        let status: Int
+    }
+
+    let handles: MetricHandles<Labels, (requests: Counter, duration: DurationHistogram)>
+
+    init(registry: PrometheusCollectorRegistry) {
+        handles = MetricHandles { key in
+            let labels = [("route", key.route), ("method", key.method.rawValue), ("status", String(key.status))]
+            return (
+                registry.makeCounter(descriptor: Self.requests, labels: labels),
+                registry.makeDurationHistogram(descriptor: Self.duration, labels: labels, buckets: Self.buckets)
+            )
+        }
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -49,13 +65,8 @@ struct MetricsMiddleware: RouterMiddleware {
     }
 
     private func record(_ request: Request, _ context: Context, _ status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
-        let labels = [
-            ("route", context.endpointPath ?? "unmatched"),
-            ("method", request.method.rawValue),
-            ("status", String(status.code)),
-        ]
-        registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
-        registry.makeDurationHistogram(descriptor: Self.duration, labels: labels, buckets: Self.buckets)
-            .record(ContinuousClock.now - start)
+        let found = handles(Labels(route: context.endpointPath ?? "unmatched", method: request.method, status: status.code))
+        found.requests.increment()
+        found.duration.record(ContinuousClock.now - start)
     }
 }

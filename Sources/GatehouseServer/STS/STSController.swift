@@ -78,7 +78,7 @@ struct STSController {
     }
 
     static func headerReader(_ request: Request) -> (String) -> String? {
-        { name in HTTPField.Name(name).flatMap { request.headers[$0] } }
+        { name in HTTPField.Name(name).flatMap { request.headers.value($0) } }
     }
 
     static func required(_ query: Parameters, _ name: String) throws -> String {

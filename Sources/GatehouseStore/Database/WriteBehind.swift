@@ -22,7 +22,17 @@ final class WriteBehind<Item: BehindRow>: Sendable {
         var queuedTotal = 0
         var ended = 0
         var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// When the last batch began, across writers (one starts each time the queue fills again).
+        var lastBatchStart: ContinuousClock.Instant?
     }
+
+    /// The least time from one batch's start to the next's while the queue holds less than a full
+    /// batch. Under a flood of merged rows (a forged-token flood's counts) the writer otherwise wrote
+    /// the same row again as soon as the last write returned, thousands of statements a second for
+    /// one row; paced, the row takes the flood's counts for a twentieth of a second at a time. A
+    /// backlog (a full batch) goes at once, and so does the next batch when a reader already waits
+    /// in `caughtUp` (one that begins waiting during a pause waits out the rest of it).
+    static var pace: Duration { .milliseconds(50) }
 
     let capacity: Int
     private let maximumBatch: Int
@@ -78,7 +88,12 @@ final class WriteBehind<Item: BehindRow>: Sendable {
 
     private func writeAll() async {
         while true {
+            let due = state.withLock { state in
+                state.queued.count < maximumBatch && state.waiters.isEmpty ? state.lastBatchStart.map { $0 + Self.pace } : nil
+            }
+            if let due, due > .now { try? await Task.sleep(until: due, clock: .continuous) }
             let batch: [Item] = state.withLock { state in
+                state.lastBatchStart = .now
                 let batch = Array(state.queued.prefix(maximumBatch))
                 state.queued.removeFirst(batch.count)
                 if !state.merging.isEmpty {

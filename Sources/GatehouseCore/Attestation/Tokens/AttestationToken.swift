@@ -71,13 +71,31 @@ public enum AttestationTokenFailure: String, Error, Sendable, CaseIterable {
 /// The keys a verifier trusts: the published ES256 keys by `kid`, and the app's HS256 attester
 /// secrets by attestId.
 public struct AttestationVerificationKeys: Sendable {
-    public var published: [String: P256.Signing.PublicKey]
+    public var published: [String: PublishedKey]
     public var sharedSecrets: [String: SymmetricKey]
 
-    public init(published: [String: P256.Signing.PublicKey], sharedSecrets: [String: SymmetricKey] = [:]) {
+    public init(published: [String: PublishedKey], sharedSecrets: [String: SymmetricKey] = [:]) {
         self.published = published
         self.sharedSecrets = sharedSecrets
     }
+}
+
+/// A published ES256 key with its bytes taken once, when it is loaded: the verified-token cache
+/// compares them on every gated request, and taking them from the key is a point conversion.
+public struct PublishedKey: Sendable {
+    public let publicKey: P256.Signing.PublicKey
+    let bytes: [UInt8]
+
+    public init(_ publicKey: P256.Signing.PublicKey) {
+        self.publicKey = publicKey
+        self.bytes = Array(publicKey.rawRepresentation)
+    }
+}
+
+/// Which keys a presented token asks a verifier for: its algorithm and, for ES256, its kid.
+public struct AttestationKeyRequest: Sendable, Equatable {
+    public let algorithm: JWSAlgorithm
+    public let keyID: String?
 }
 
 public enum AttestationToken {
@@ -127,9 +145,10 @@ public enum AttestationToken {
         return (signer.sign(payload: payload, type: type), claims)
     }
 
-    /// Parses a presented token once, asks `trusting` for the keys that token names (a kid's published
-    /// key, the app's HS256 secrets), then verifies it with them: the one sequence the server and the
-    /// Hummingbird middleware both run.
+    /// Verifies a presented token: the one sequence the server and the Hummingbird middleware both run.
+    /// A token this instance has verified before is found by its text, before it is parsed, and
+    /// `trusting` is asked only whether its key is still trusted; any other token is parsed once and
+    /// `trusting` is asked for the keys it names (a kid's published key, the app's HS256 secrets).
     public static func verify(
         _ token: String?,
         appKey: AppKey,
@@ -138,8 +157,15 @@ public enum AttestationToken {
         requireBinding: Bool,
         at now: Date,
         verified: VerifiedTokens? = nil,
-        trusting keys: (PresentedAttestationToken) async throws -> AttestationVerificationKeys
+        trusting keys: (AttestationKeyRequest) async throws -> AttestationVerificationKeys
     ) async rethrows -> Result<AttestationClaims, AttestationTokenFailure> {
+        guard let token, !token.isEmpty else { return .failure(.missing) }
+        if let remembered = verified?.remembered(token) {
+            let trusted = try await keys(AttestationKeyRequest(algorithm: .es256, keyID: remembered.kid))
+            if let key = trusted.published[remembered.kid], key.bytes == remembered.keyBytes {
+                return check(remembered.claims, appKey: appKey, attestID: attestID, boundValue: boundValue, requireBinding: requireBinding, at: now)
+            }
+        }
         switch PresentedAttestationToken.parse(token) {
         case .failure(let reason): return .failure(reason)
         case .success(let presented):
@@ -149,7 +175,7 @@ public enum AttestationToken {
                 attestID: attestID,
                 boundValue: boundValue,
                 requireBinding: requireBinding,
-                keys: try await keys(presented),
+                keys: try await keys(presented.keyRequest),
                 at: now,
                 verified: verified
             )
@@ -167,7 +193,10 @@ public enum AttestationToken {
         at now: Date,
         verified: VerifiedTokens? = nil
     ) -> Result<AttestationClaims, AttestationTokenFailure> {
-        PresentedAttestationToken.parse(token).flatMap { presented in
+        if let token, let remembered = verified?.remembered(token), let key = keys.published[remembered.kid], key.bytes == remembered.keyBytes {
+            return check(remembered.claims, appKey: appKey, attestID: attestID, boundValue: boundValue, requireBinding: requireBinding, at: now)
+        }
+        return PresentedAttestationToken.parse(token).flatMap { presented in
             verify(
                 presented,
                 appKey: appKey,
@@ -183,8 +212,7 @@ public enum AttestationToken {
 
     /// Checks a parsed token for `appKey` and, when given, `attestID` and a bound value: key,
     /// signature, expiry, audience, attester, binding. Use limits are the store's job.
-    /// - Parameter verified: ES256 tokens already verified by this instance; their signature is not
-    ///   checked again under the same key.
+    /// - Parameter verified: where an ES256 token whose signature holds is remembered, with its key.
     static func verify(
         _ presented: PresentedAttestationToken,
         appKey: AppKey,
@@ -195,20 +223,15 @@ public enum AttestationToken {
         at now: Date,
         verified: VerifiedTokens?
     ) -> Result<AttestationClaims, AttestationTokenFailure> {
-        let (token, jws) = (presented.text, presented.jws)
+        let jws = presented.jws
         let claims: AttestationClaims
         switch jws.algorithm {
         case .es256:
             guard let kid = jws.keyID, let key = keys.published[kid] else { return .failure(.unknownKey) }
-            let digest = VerifiedTokens.digest(of: token, key: key)
-            if let remembered = verified?.claims(for: digest) {
-                claims = remembered
-            } else {
-                guard let decoded = decodeClaims(jws) else { return .failure(.malformed) }
-                guard jws.isSigned(by: key) else { return .failure(.badSignature) }
-                claims = decoded
-                verified?.remember(claims, for: digest, at: now)
-            }
+            guard let decoded = decodeClaims(jws) else { return .failure(.malformed) }
+            guard jws.isSigned(by: key.publicKey) else { return .failure(.badSignature) }
+            claims = decoded
+            verified?.remember(claims, token: presented.text, kid: kid, key: key, at: now)
         case .hs256:
             guard let decoded = decodeClaims(jws) else { return .failure(.malformed) }
             guard decoded.aud == appKey.rawValue else { return .failure(.wrongApp) }
@@ -216,6 +239,19 @@ public enum AttestationToken {
             guard jws.isSigned(by: key) else { return .failure(.badSignature) }
             claims = decoded
         }
+        return check(claims, appKey: appKey, attestID: attestID, boundValue: boundValue, requireBinding: requireBinding, at: now)
+    }
+
+    /// What depends on the request, checked on every one, a remembered token's too: audience, expiry,
+    /// attester, binding.
+    private static func check(
+        _ claims: AttestationClaims,
+        appKey: AppKey,
+        attestID: AttestID?,
+        boundValue: String?,
+        requireBinding: Bool,
+        at now: Date
+    ) -> Result<AttestationClaims, AttestationTokenFailure> {
         guard claims.aud == appKey.rawValue else { return .failure(.wrongApp) }
         guard now.timeIntervalSince1970 < TimeInterval(claims.exp) else { return .failure(.expired) }
         if let attestID, claims.attestId != attestID.rawValue { return .failure(.wrongAttester) }
@@ -238,6 +274,8 @@ public enum AttestationToken {
 public struct PresentedAttestationToken: Sendable {
     public let text: String
     public let jws: CompactJWS
+
+    public var keyRequest: AttestationKeyRequest { AttestationKeyRequest(algorithm: jws.algorithm, keyID: jws.keyID) }
 
     public static func parse(_ token: String?) -> Result<PresentedAttestationToken, AttestationTokenFailure> {
         guard let token, !token.isEmpty else { return .failure(.missing) }

@@ -13,11 +13,13 @@ public struct SigningKey: Sendable {
     /// Kept from the start: every gated request verifies under it, and deriving it from the private
     /// key each time is a point conversion per request.
     public let publicKey: P256.Signing.PublicKey
+    public let published: PublishedKey
     public let createdAt: Date
     public var retiredAt: Date?
 
     public init(privateKey: P256.Signing.PrivateKey, createdAt: Date, retiredAt: Date? = nil) {
         self.publicKey = privateKey.publicKey
+        self.published = PublishedKey(publicKey)
         self.kid = JWK(publicKey: publicKey, kid: "").thumbprint
         self.privateKey = privateKey
         self.createdAt = createdAt

@@ -1,43 +1,44 @@
-import Crypto
 import Foundation
 import Synchronization
 
-/// ES256 attestation tokens this instance has verified, with their claims, by a digest of the token
-/// and the public key it verified under. A token opens every request of a device's session until it
-/// expires, so the gate pays for its signature check (the most expensive step of a verification,
-/// docs/PERFORMANCE.md) once per token and instance instead of on every request. Everything that
-/// depends on the request (audience, attester, binding, expiry, use limits) is still checked each
-/// time, and a key that stops being trusted is no longer looked up, so its tokens stop verifying.
+/// ES256 attestation tokens this instance has verified, with their claims and the key they verified
+/// under, by their text. A token opens every request of a device's session until it expires, so the
+/// gate parses it and checks its signature (the most expensive steps of a verification,
+/// docs/PERFORMANCE.md) once per token and instance instead of on every request. Found by its text,
+/// a token is not parsed at all: the text is the signed bytes, so the same text verifies under the
+/// same key. Everything that depends on the request (audience, attester, binding, expiry, use limits)
+/// is still checked each time, and the key must still be trusted, with the same bytes, so a key that
+/// stops being trusted stops its tokens.
 public final class VerifiedTokens: Sendable {
-    /// About half a kilobyte each: the bound keeps a flood of distinct tokens to a few megabytes.
+    /// About a kilobyte each (the token's text and its claims): the bound keeps a flood of distinct
+    /// tokens, each of which took an attestation to get, to about ten megabytes.
     public static let standardCapacity = 10_000
 
-    private let entries = Mutex([SHA256Digest: AttestationClaims]())
+    struct Remembered: Sendable {
+        let kid: String
+        let keyBytes: [UInt8]
+        let claims: AttestationClaims
+    }
+
+    private let entries = Mutex([String: Remembered]())
     private let capacity: Int
 
     public init(capacity: Int = standardCapacity) {
         self.capacity = capacity
     }
 
-    static func digest(of token: String, key: P256.Signing.PublicKey) -> SHA256Digest {
-        var hash = SHA256()
-        hash.update(data: key.rawRepresentation)
-        hash.update(data: Array(token.utf8))
-        return hash.finalize()
-    }
-
-    func claims(for digest: SHA256Digest) -> AttestationClaims? {
-        entries.withLock { $0[digest] }
+    func remembered(_ token: String) -> Remembered? {
+        entries.withLock { $0[token] }
     }
 
     /// Past capacity, tokens that expired are let go first, then all of them.
-    func remember(_ claims: AttestationClaims, for digest: SHA256Digest, at now: Date) {
+    func remember(_ claims: AttestationClaims, token: String, kid: String, key: PublishedKey, at now: Date) {
         entries.withLock { entries in
-            if entries.count >= capacity {
-                entries = entries.filter { $0.value.expiresAt > now }
+            if entries.count >= capacity, entries[token] == nil {
+                entries = entries.filter { $0.value.claims.expiresAt > now }
                 if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             }
-            entries[digest] = claims
+            entries[token] = Remembered(kid: kid, keyBytes: key.bytes, claims: claims)
         }
     }
 }

@@ -102,7 +102,7 @@ func attestationTokenBenchmarks() {
         createdAt: now,
         updatedAt: now
     )
-    let keys = AttestationVerificationKeys(published: [signing.kid: signing.privateKey.publicKey])
+    let keys = AttestationVerificationKeys(published: [signing.kid: signing.published])
     let binding = AttestationToken.binding(of: "Bearer a")
     func issue() -> String {
         var generator = SystemRandomNumberGenerator()
