@@ -4,7 +4,9 @@
 -- Thread i of n takes lines i, i+n, i+2n, ...; when its lines run out it starts over, and the
 -- summary counts the non-2xx answers that follow (and, of those, the 503s: load shed). With a second argument, the
 -- ztoken ("z") of each 2xx answer is appended to <argument 2>.<thread> (ztokens for the
--- risk-query run). done() prints one JSON line with the rate and latency percentiles.
+-- risk-query run). A fourth argument names the one status every answer must have instead of a 2xx (a
+-- refusal's step), and non2xx then counts the answers without it. done() prints one JSON line with the
+-- rate and latency percentiles.
 local threads = {}
 local counter = 0
 
@@ -57,6 +59,7 @@ function init(args)
    failures = 0
    shed = 0
    capture = args[2] ~= "" and args[2] or nil
+   expected = tonumber(args[4] or "")
    if capture then
       captured = assert(io.open(capture .. "." .. id, "w"))
       captured:setvbuf("line")
@@ -70,6 +73,10 @@ function request()
 end
 
 function response(status, headers, body)
+   if expected then
+      if status ~= expected then failures = failures + 1 end
+      return
+   end
    if status < 200 or status > 299 then
       failures = failures + 1
       if status == 503 then shed = shed + 1 end

@@ -15,14 +15,11 @@ struct CaptchaError: HTTPResponseError {
     var retryAfter: Int?
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body: [String: Any] = ["code": code.rawValue, "reason": reason, "message": message]
-        if let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey] {
-            body["requestId"] = requestID.description
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey]?.description
+        let body = JSONWriter.refusal(code: code.rawValue, reason: reason, message: message, requestID: requestID)
         var headers: HTTPFields = [.contentType: "application/json", .accessControlAllowOrigin: "*"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// Maps whatever a captcha handler threw to the slider's codes; anything unexpected stays as it

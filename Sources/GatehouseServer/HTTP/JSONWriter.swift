@@ -79,3 +79,25 @@ struct JSONWriter {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }
 }
+
+extension JSONWriter {
+    /// The SDK's and the slider's refusal (`code`, `reason`, `message`, `requestId`), members in sorted
+    /// order as their readers have always had them. Refusals are what a flood of bad requests is
+    /// answered with, so they are written here rather than through Foundation's serialiser.
+    static func refusal(code: Int, reason: String, message: String, requestID: String?) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.object { body in
+            body.key("code")
+            body.integer(code)
+            body.key("message")
+            body.string(message)
+            body.key("reason")
+            body.string(reason)
+            if let requestID {
+                body.key("requestId")
+                body.string(requestID)
+            }
+        }
+        return writer.bytes
+    }
+}

@@ -30,12 +30,10 @@ struct SDKError: HTTPResponseError {
 
     /// The answer's head and body, for the router and for `AdmissionHandler`, which answers before it.
     func rendered(requestID: String?) -> (HTTPResponse, ByteBuffer) {
-        var body: [String: Any] = ["code": refusal.status.rawValue, "reason": refusal.reason, "message": refusal.message]
-        if let requestID { body["requestId"] = requestID }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        let body = JSONWriter.refusal(code: refusal.status.rawValue, reason: refusal.reason, message: refusal.message, requestID: requestID)
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: data))
+        return (HTTPResponse(status: status, headerFields: headers), ByteBuffer(bytes: body))
     }
 
     /// Maps whatever an SDK handler threw to the SDK's codes: bad input is -10, the database -8.

@@ -12,12 +12,26 @@ struct STSError: HTTPResponseError {
     let message: String
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        var body: [String: Any] = ["StatusCode": Int(status.code), "ErrorCode": errorCode, "ErrorMessage": message]
-        if let requestID = context.logger[metadataKey: RequestIDMiddleware.metadataKey] {
-            body["RequestId"] = requestID.description
+        let body = body(requestID: context.logger[metadataKey: RequestIDMiddleware.metadataKey]?.description)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// Members in sorted order, as the SDKs' readers have always had them.
+    func body(requestID: String?) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writer.object { body in
+            body.key("ErrorCode")
+            body.string(errorCode)
+            body.key("ErrorMessage")
+            body.string(message)
+            if let requestID {
+                body.key("RequestId")
+                body.string(requestID)
+            }
+            body.key("StatusCode")
+            body.integer(Int(status.code))
         }
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return writer.bytes
     }
 
     /// Maps whatever a storage handler threw; anything unexpected stays as it is, for the problem
