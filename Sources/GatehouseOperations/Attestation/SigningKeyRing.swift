@@ -14,11 +14,11 @@ public actor SigningKeyRing {
     private let store: any AttestationStore
     private let box: SecretBox
     private let clock: any GatehouseClock
-    private var keys: [SigningKey] = []
-    private var loadedAt: Date?
-    /// The keys as last loaded, read without entering the actor: every gated request looks its
-    /// token's key up, and entering the actor was a task switch a request.
+    /// The keys as last loaded and when, readable without entering the actor: every gated request
+    /// looks its token's key up, and entering the actor was a task switch a request. Written only by
+    /// `reload`, on the actor.
     private let lastLoaded = Mutex<(keys: [SigningKey], at: Date?)>(([], nil))
+    private var loadedAt: Date? { lastLoaded.withLock { $0.at } }
 
     public init(store: any AttestationStore, box: SecretBox, clock: any GatehouseClock) {
         self.store = store
@@ -79,6 +79,7 @@ public actor SigningKeyRing {
     public func all() async throws -> [SigningKey] { try await reload() }
 
     private func current() async throws -> [SigningKey] {
+        let (keys, loadedAt) = lastLoaded.withLock { $0 }
         if let loadedAt, clock.now().timeIntervalSince(loadedAt) < Self.refreshInterval, !keys.isEmpty { return keys }
         return try await reload()
     }
@@ -94,8 +95,6 @@ public actor SigningKeyRing {
             guard key.kid == row.kid else { throw StoreError.corruptRow("signing key \(row.kid) does not match its kid") }
             loaded.append(key)
         }
-        keys = loaded
-        loadedAt = now
         lastLoaded.withLock { $0 = (loaded, now) }
         return loaded
     }

@@ -41,6 +41,13 @@ struct JSONWriter {
         needsComma = false
     }
 
+    /// A member with a text value; none at all when `text` is nil (the refusals leave absent members out).
+    mutating func member(_ name: StaticString, _ text: String?) {
+        guard let text else { return }
+        key(name)
+        string(text)
+    }
+
     mutating func string(_ text: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))
@@ -89,14 +96,9 @@ extension JSONWriter {
         writer.object { body in
             body.key("code")
             body.integer(code)
-            body.key("message")
-            body.string(message)
-            body.key("reason")
-            body.string(reason)
-            if let requestID {
-                body.key("requestId")
-                body.string(requestID)
-            }
+            body.member("message", message)
+            body.member("reason", reason)
+            body.member("requestId", requestID)
         }
         return writer.bytes
     }

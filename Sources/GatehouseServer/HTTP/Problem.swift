@@ -35,26 +35,14 @@ public struct Problem: HTTPResponseError, Equatable {
     func rendered(requestID: String?) -> (HTTPResponse, ByteBuffer) {
         var writer = JSONWriter(capacity: 256)
         writer.object { body in
-            body.key("code")
-            body.string(code)
-            if let detail {
-                body.key("detail")
-                body.string(detail)
-            }
-            if let field {
-                body.key("field")
-                body.string(field)
-            }
-            if let requestID {
-                body.key("requestId")
-                body.string(requestID)
-            }
+            body.member("code", code)
+            body.member("detail", detail)
+            body.member("field", field)
+            body.member("requestId", requestID)
             body.key("status")
             body.integer(Int(status.code))
-            body.key("title")
-            body.string(title)
-            body.key("type")
-            body.string("urn:gatehouse:problem:\(code)")
+            body.member("title", title)
+            body.member("type", "urn:gatehouse:problem:\(code)")
         }
         var headers = extraHeaders
         headers[.contentType] = "application/problem+json"

@@ -20,14 +20,9 @@ struct STSError: HTTPResponseError {
     func body(requestID: String?) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         writer.object { body in
-            body.key("ErrorCode")
-            body.string(errorCode)
-            body.key("ErrorMessage")
-            body.string(message)
-            if let requestID {
-                body.key("RequestId")
-                body.string(requestID)
-            }
+            body.member("ErrorCode", errorCode)
+            body.member("ErrorMessage", message)
+            body.member("RequestId", requestID)
             body.key("StatusCode")
             body.integer(Int(status.code))
         }

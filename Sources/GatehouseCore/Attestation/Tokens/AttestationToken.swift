@@ -161,8 +161,7 @@ public enum AttestationToken {
     ) async rethrows -> Result<AttestationClaims, AttestationTokenFailure> {
         guard let token, !token.isEmpty else { return .failure(.missing) }
         if let remembered = verified?.remembered(token) {
-            let trusted = try await keys(AttestationKeyRequest(algorithm: .es256, keyID: remembered.kid))
-            if let key = trusted.published[remembered.kid], key.bytes == remembered.keyBytes {
+            if remembered.holds(under: try await keys(AttestationKeyRequest(algorithm: .es256, keyID: remembered.kid))) {
                 return check(remembered.claims, appKey: appKey, attestID: attestID, boundValue: boundValue, requireBinding: requireBinding, at: now)
             }
         }
@@ -193,7 +192,7 @@ public enum AttestationToken {
         at now: Date,
         verified: VerifiedTokens? = nil
     ) -> Result<AttestationClaims, AttestationTokenFailure> {
-        if let token, let remembered = verified?.remembered(token), let key = keys.published[remembered.kid], key.bytes == remembered.keyBytes {
+        if let token, let remembered = verified?.remembered(token), remembered.holds(under: keys) {
             return check(remembered.claims, appKey: appKey, attestID: attestID, boundValue: boundValue, requireBinding: requireBinding, at: now)
         }
         return PresentedAttestationToken.parse(token).flatMap { presented in

@@ -10,15 +10,15 @@ public struct SigningKey: Sendable {
 
     public let kid: String
     public let privateKey: P256.Signing.PrivateKey
-    /// Kept from the start: every gated request verifies under it, and deriving it from the private
-    /// key each time is a point conversion per request.
-    public let publicKey: P256.Signing.PublicKey
+    /// Kept from the start, with its bytes: every gated request verifies under it, and deriving it from
+    /// the private key each time is a point conversion per request.
     public let published: PublishedKey
+    public var publicKey: P256.Signing.PublicKey { published.publicKey }
     public let createdAt: Date
     public var retiredAt: Date?
 
     public init(privateKey: P256.Signing.PrivateKey, createdAt: Date, retiredAt: Date? = nil) {
-        self.publicKey = privateKey.publicKey
+        let publicKey = privateKey.publicKey
         self.published = PublishedKey(publicKey)
         self.kid = JWK(publicKey: publicKey, kid: "").thumbprint
         self.privateKey = privateKey

@@ -18,6 +18,11 @@ public final class VerifiedTokens: Sendable {
         let kid: String
         let keyBytes: [UInt8]
         let claims: AttestationClaims
+
+        /// Whether `keys` still trust the key the token verified under: its kid, with the same bytes.
+        func holds(under keys: AttestationVerificationKeys) -> Bool {
+            keys.published[kid]?.bytes == keyBytes
+        }
     }
 
     private let entries = Mutex([String: Remembered]())
