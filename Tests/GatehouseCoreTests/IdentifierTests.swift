@@ -118,6 +118,12 @@ import Testing
         }
         #expect(seen.count == 1000)
     }
+
+    @Test func aUUIDsTextIsFoundationsInLowerCase() {
+        var ids = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!]
+        ids += (0..<1000).map { _ in UUID.random() }
+        for id in ids { #expect(id.text == id.uuidString.lowercased()) }
+    }
 }
 
 @Suite struct TrimmingTests {

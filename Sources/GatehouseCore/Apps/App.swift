@@ -11,7 +11,7 @@ public struct AppID: Hashable, Sendable, CustomStringConvertible, Comparable {
 
     public static func random() -> AppID { AppID(UUID.random()) }
 
-    public var description: String { rawValue.uuidString.lowercased() }
+    public var description: String { rawValue.text }
 
     /// The order rows are locked in when a batch writes several apps' rows.
     public static func < (left: AppID, right: AppID) -> Bool { left.description < right.description }

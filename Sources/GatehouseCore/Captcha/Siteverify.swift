@@ -54,7 +54,7 @@ public enum Siteverify {
         if let key = input.idempotencyKey, !key.isEmpty {
             // Turnstile takes a UUID here; anything else is a malformed request.
             guard let uuid = UUID(uuidString: key) else { return .failure(.badRequest) }
-            idempotencyKey = uuid.uuidString.lowercased()
+            idempotencyKey = uuid.text
         }
         return .success(
             Checked(

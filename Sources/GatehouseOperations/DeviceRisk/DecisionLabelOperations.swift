@@ -46,7 +46,7 @@ public struct DecisionLabelOperations: Sendable {
             at: now,
             action: "risk.decision.label",
             targetType: "risk_decision",
-            targetID: id.uuidString.lowercased(),
+            targetID: id.text,
             appID: app.id,
             before: before.label.map(Self.snapshot),
             after: Self.snapshot(label)

@@ -85,7 +85,7 @@ public struct ReplayOperations: Sendable {
             at: now,
             action: "risk.replay.start",
             targetType: "replay",
-            targetID: run.id.uuidString.lowercased(),
+            targetID: run.id.text,
             appID: app.id,
             before: nil,
             after: ["version": document.version.map { .int($0) } ?? .string("proposed"), "decisions": .int(total)]
@@ -181,7 +181,7 @@ public struct ReplayOperations: Sendable {
             at: clock.now(),
             action: "risk.replay.cancel",
             targetType: "replay",
-            targetID: run.id.uuidString.lowercased(),
+            targetID: run.id.text,
             appID: run.appID,
             before: ["status": .string(run.status.rawValue)],
             after: ["status": .string("cancelling")]

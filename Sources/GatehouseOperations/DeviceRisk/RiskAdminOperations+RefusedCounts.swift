@@ -45,7 +45,7 @@ extension RiskAdminOperations {
 
     /// `minute_app_state_address`: the address last, since an IPv6 address has colons (never `_`).
     static func refusedCursor(_ count: RefusedDecisionCount) -> String {
-        "\(count.minute.millisecondsSince1970)_\(count.appID.rawValue.uuidString.lowercased())_\(count.tokenState.rawValue)_\(count.clientAddress)"
+        "\(count.minute.millisecondsSince1970)_\(count.appID.rawValue.text)_\(count.tokenState.rawValue)_\(count.clientAddress)"
     }
 
     static func parseRefusedCursor(_ text: String) throws -> RefusedCountCursor {

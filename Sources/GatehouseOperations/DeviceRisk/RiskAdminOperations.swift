@@ -98,7 +98,7 @@ public struct RiskAdminOperations: Sendable {
             at: entry.createdAt,
             action: "risk.list.add",
             targetType: "risk_list_entry",
-            targetID: entry.id.uuidString.lowercased(),
+            targetID: entry.id.text,
             appID: app.id,
             before: nil,
             after: Self.snapshot(entry)
@@ -214,7 +214,7 @@ public struct RiskAdminOperations: Sendable {
         let page = Array(listed.prefix(pageSize.value))
         let next =
             listed.count > pageSize.value
-            ? page.last.map { "\($0.record.decidedAt.millisecondsSince1970)_\($0.record.id.uuidString.lowercased())" } : nil
+            ? page.last.map { "\($0.record.decidedAt.millisecondsSince1970)_\($0.record.id.text)" } : nil
         return (page, next)
     }
 

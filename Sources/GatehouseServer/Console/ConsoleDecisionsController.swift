@@ -28,7 +28,7 @@ struct ConsoleDecisionsController {
         let rows = page.decisions.map { listed in
             let record = listed.record
             return ExplorerPage.Row(
-                id: record.id.uuidString.lowercased(),
+                id: record.id.text,
                 appKey: listed.appKey.rawValue,
                 time: ConsoleText.time(record.decidedAt),
                 eventId: record.eventID.rawValue,
@@ -105,10 +105,10 @@ struct ConsoleDecisionsController {
             + (record.shadow.map { [DecisionPage.Fact(name: "Shadow policy", value: "\($0.decision.rawValue) (score \($0.score)), not answered")] }
                 ?? [])
         let shown = DecisionPage(
-            title: "Decision \(record.id.uuidString.lowercased())",
+            title: "Decision \(record.id.text)",
             facts: facts,
             appKey: appKey.rawValue,
-            decisionId: record.id.uuidString.lowercased(),
+            decisionId: record.id.text,
             deviceId: record.deviceID?.rawValue,
             tags: record.verdict.tags,
             hasRules: !record.verdict.rules.isEmpty,
@@ -136,7 +136,7 @@ struct ConsoleDecisionsController {
         let form = context.form
         let input = DecisionLabelOperations.Input(label: form["label"] ?? "", kind: form["kind"] ?? "", note: ConsoleForm.optional(form, "note"))
         let record = try await labels.label(appKey, decisionID: id, input, origin: context.origin)
-        return ConsolePages.seeOther("/console/apps/\(appKey)/decisions/\(record.id.uuidString.lowercased())")
+        return ConsolePages.seeOther("/console/apps/\(appKey)/decisions/\(record.id.text)")
     }
 }
 

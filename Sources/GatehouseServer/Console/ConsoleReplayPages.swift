@@ -14,7 +14,7 @@ struct ReplaysPage: ConsolePage {
         let changed: String
 
         init(_ run: ReplayRun) {
-            id = run.id.uuidString.lowercased()
+            id = run.id.text
             status = run.status.rawValue
             progress = Int((run.progress * 100).rounded(.down))
             startedAt = ConsoleText.time(run.startedAt)
@@ -91,9 +91,9 @@ struct ReplayPage: ConsolePage {
     let changes: [Change]
 
     init(_ run: ReplayRun, appKey: AppKey, changes: [ChangedDecision]) {
-        title = "Replay \(run.id.uuidString.lowercased())"
+        title = "Replay \(run.id.text)"
         self.appKey = appKey.rawValue
-        replayId = run.id.uuidString.lowercased()
+        replayId = run.id.text
         status = run.status.rawValue
         running = run.status == .running
         refresh = running ? 1 : nil
@@ -122,7 +122,7 @@ struct ReplayPage: ConsolePage {
         recall = "\(share(report.recallBefore)) → \(share(report.recallAfter))"
         self.changes = changes.map {
             Change(
-                id: $0.id.uuidString.lowercased(),
+                id: $0.id.text,
                 decidedAt: ConsoleText.time($0.decidedAt),
                 before: $0.before.rawValue,
                 after: $0.after.rawValue,

@@ -62,7 +62,7 @@ struct ConsoleReplaysController {
             request.policyRules = base.filter { $0.name != name } + [tried]
         }
         let run = try await replays.startInBackground(appKey, request, origin: context.origin)
-        return ConsolePages.seeOther("/console/apps/\(appKey)/replays/\(run.id.uuidString.lowercased())")
+        return ConsolePages.seeOther("/console/apps/\(appKey)/replays/\(run.id.text)")
     }
 
     @Sendable func replay(_ request: Request, context: Context) async throws -> Response {
@@ -75,6 +75,6 @@ struct ConsoleReplaysController {
     @Sendable func cancel(_ request: Request, context: Context) async throws -> Response {
         let appKey = try Query.appKey(context)
         let run = try await replays.cancel(appKey, id: context.parameters.get("replayId") ?? "", origin: context.origin)
-        return ConsolePages.seeOther("/console/apps/\(appKey)/replays/\(run.id.uuidString.lowercased())")
+        return ConsolePages.seeOther("/console/apps/\(appKey)/replays/\(run.id.text)")
     }
 }

@@ -38,7 +38,7 @@ struct ConsoleRiskController {
         }
         let entries = try await risk.listEntries(appKey).map { entry in
             RulesPage.Entry(
-                id: entry.id.uuidString.lowercased(),
+                id: entry.id.text,
                 list: entry.kind.rawValue,
                 type: entry.subject.rawValue,
                 value: entry.value,

@@ -93,7 +93,7 @@ extension ReplayOperations.Request {
 extension Components.Schemas.Replay {
     init(_ run: ReplayRun) {
         self.init(
-            replayId: run.id.uuidString.lowercased(),
+            replayId: run.id.text,
             status: .init(rawValue: run.status.rawValue) ?? .failed,
             progress: run.progress,
             processed: run.processed,
@@ -154,7 +154,7 @@ extension Components.Schemas.ReplayReport {
 
 extension Components.Schemas.ReplayChange {
     init(_ change: ChangedDecision, appKey: AppKey) {
-        let id = change.id.uuidString.lowercased()
+        let id = change.id.text
         self.init(
             decisionId: id,
             decidedAt: change.decidedAt,

@@ -122,7 +122,7 @@ extension Components.Schemas.RiskRulesView {
 extension Components.Schemas.RiskListEntry {
     init(_ entry: GatehouseCore.RiskListEntry) {
         self.init(
-            entryId: entry.id.uuidString.lowercased(),
+            entryId: entry.id.text,
             list: {
                 switch entry.kind {
                 case .allow: .allow

@@ -48,7 +48,7 @@ enum RiskDecisionJSON {
             json.key("decision")
             json.string(record.verdict.decision.rawValue)
             json.key("decisionId")
-            json.string(record.id.uuidString.lowercased())
+            json.string(record.id.text)
             if let device {
                 json.key("device")
                 write(device, into: &json)

@@ -34,7 +34,7 @@ final class AdmissionPolicy: Sendable {
     /// `Retry-After` and the request's id, as the router's refusals carry them.
     func refusal(for audience: Audience?, request: HTTPRequest) -> (HTTPResponse, ByteBuffer) {
         let header = RequestIDMiddleware.header
-        let requestID = RequestIDMiddleware.acceptable(request.headerFields[header]) ?? UUID.random().uuidString.lowercased()
+        let requestID = RequestIDMiddleware.acceptable(request.headerFields[header]) ?? UUID.random().text
         let rendered = audience == .sdk ? sdkRefusal : problem
         var head = rendered.head
         head.headerFields[.retryAfter] = RetryAfterMiddleware.seconds
@@ -76,11 +76,15 @@ private struct RenderedRefusal: Sendable {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with admission control in every connection's pipeline and the configured idle timeout.
+    /// HTTP/1 with admission control and the body's deadline in every connection's pipeline, and the
+    /// configured idle timeout.
     static func http1(admitting admission: AdmissionPolicy, _ configuration: GatehouseConfiguration) -> HTTPServerBuilder {
         .http1(
             configuration: .init(
-                additionalChannelHandlers: [AdmissionHandler(admission, idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))],
+                additionalChannelHandlers: [
+                    AdmissionHandler(admission, idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))),
+                    BodyDeadlineHandler(limit: .seconds(Int64(configuration.bodyTimeoutSeconds))),
+                ],
                 idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds))
             )
         )

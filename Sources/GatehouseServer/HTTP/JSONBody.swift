@@ -52,12 +52,11 @@ enum JSONBody {
             detail: "The request body must arrive within \(context.bodyTimeout)."
         )
         do {
-            return try await BoundedWait.runToEnd(within: context.bodyTimeout, otherwise: tooSlow) {
-                var request = request
-                return try await request.collectBody(upTo: limit)
-            }
-        } catch let problem as Problem {
-            throw problem
+            // The connection keeps the body's deadline (`BodyDeadlineHandler`).
+            var request = request
+            return try await request.collectBody(upTo: limit)
+        } catch is BodyDeadlineHandler.Expired {
+            throw tooSlow
         } catch is NIOTooManyBytesError {
             throw Problem(
                 .contentTooLarge,

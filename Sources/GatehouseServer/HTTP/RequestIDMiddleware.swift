@@ -11,7 +11,7 @@ struct RequestIDMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let id = Self.acceptable(request.headers.value(Self.header)) ?? UUID.random().uuidString.lowercased()
+        let id = Self.acceptable(request.headers.value(Self.header)) ?? UUID.random().text
         context.logger[metadataKey: Self.metadataKey] = .string(id)
         do {
             var response = try await next(request, context)

@@ -152,7 +152,7 @@ final class SQLiteDatabase: SQLDatabase {
             case .text(let text): .text(text)
             case .int(let int): .integer(.init(int))
             case .bytes(let bytes): .blob(.init(bytes: bytes))
-            case .uuid(let uuid): .text(uuid.uuidString.lowercased())
+            case .uuid(let uuid): .text(uuid.text)
             case .date(let date): .integer(.init(date.millisecondsSince1970))
             case .null: .null
             case .texts, .ints, .uuids, .dates: throw .corruptRow("an array bound to SQLite, which binds none")

@@ -53,7 +53,12 @@ extension SQLDeviceRiskStore {
         var rows: [SQL] = []
         rows.reserveCapacity(records.count)
         for record in records {
-            guard let tags = try? encoder.encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
+            // Most decisions are passes with no tag: their empty list is written without an encoder.
+            var tags = "[]"
+            if !record.verdict.tags.isEmpty {
+                guard let encoded = try? encoder.encode(record.verdict.tags) else { throw .corruptRow("tags do not encode") }
+                tags = String(decoding: encoded, as: UTF8.self)
+            }
             // Most decisions no rule touched: no outcomes, no column written.
             var outcomes: String?
             if !record.verdict.rules.isEmpty {
@@ -64,7 +69,7 @@ extension SQLDeviceRiskStore {
                 """
                 (\(record.appID.rawValue), \(record.id), \(record.decidedAt), \(record.eventID.rawValue), \(record.accountID.rawValue),
                  \(record.deviceID?.rawValue), \(record.tokenID), \(record.tokenState.rawValue), \(record.clientAddress), \(record.userAgent),
-                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(String(decoding: tags, as: UTF8.self)),
+                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(tags),
                  \(outcomes), \(Int64(record.policyVersion)), \(record.facts.map { SQLValue.bytes($0.encoded()) } ?? .null),
                  \(record.shadow?.text))
                 """

@@ -100,7 +100,7 @@ extension RulesCommand {
         }
 
         static func text(_ run: ReplayRun) -> String {
-            var lines = ["replay \(run.id.uuidString.lowercased()): \(run.status.rawValue), \(run.processed) of \(run.total) decisions"]
+            var lines = ["replay \(run.id.text): \(run.status.rawValue), \(run.processed) of \(run.total) decisions"]
             if let error = run.error { lines.append("error: \(error)") }
             guard let report = run.report else { return lines.joined(separator: "\n") }
             lines.append("replayed \(report.replayed), without facts \(report.withoutFacts), changed \(report.changed)")
