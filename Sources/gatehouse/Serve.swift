@@ -1,8 +1,6 @@
 import ArgumentParser
 import GatehouseServer
 import Hummingbird
-import NIOCore
-import NIOPosix
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the HTTP service until SIGTERM or SIGINT.")
@@ -16,13 +14,6 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        // Tasks run on the event loops that do the I/O (the HTTP server's and PostgreSQL's, one group),
-        // not on Swift's own pool: a risk query's task otherwise crossed threads at each statement of its
-        // batch and at its answer, and the server spent about a tenth less CPU a query without those
-        // switches (docs/PERFORMANCE.md). Nothing here blocks a thread on another task (SQLite works on
-        // its own thread pool), which is what this would turn into a stalled event loop. Before any
-        // task of the service starts; the operator commands keep Swift's pool.
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let configuration = try common.configuration(hostname: hostname, port: port)
         let app = try await buildApplication(configuration)
         // runService installs SIGTERM/SIGINT handlers and drains in-flight requests before exiting.
