@@ -89,16 +89,7 @@ enum RiskDecisionJSON {
             write(shadow, into: &json)
         }
         json.key("tags")
-        json.array(record.verdict.tags) { json, hit in
-            json.object { json in
-                json.key("reason")
-                json.string(hit.reason)
-                json.key("tag")
-                json.string(hit.tag)
-                json.key("weight")
-                json.integer(hit.weight)
-            }
-        }
+        json.tagHits(record.verdict.tags)
     }
 
     /// `rules`: what the policy's rules did, when any matched or failed.
