@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 
 /// Real third-party peers started from the tests: Debian's nginx (auth_request in front of an app's
 /// API) and moto's server (AWS STS and S3 with authentication on). CI installs both and sets
@@ -96,16 +97,7 @@ enum Peers {
     /// Waits until something accepts connections on `port`.
     static func waitForPort(_ port: Int) async throws {
         for _ in 0..<150 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(fd)
-            if connected { return }
+            if (try? RawConnection(port: port)) != nil { return }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure(description: "nothing listens on \(port)")

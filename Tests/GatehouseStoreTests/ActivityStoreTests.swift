@@ -48,4 +48,26 @@ import Testing
             #expect(try await store.console.activitySummary(appID: app.id, since: .distantPast, bucketSeconds: 60).totals.isEmpty)
         }
     }
+
+    @Test(arguments: TestStoreKind.available)
+    func aFlushReturnsOnlyOnceTheCountsTakenBeforeItAreWritten(kind: TestStoreKind) async throws {
+        // The overview flushes, then reads: a flush that finds the counts already taken by one still
+        // writing them must wait for it, or the read misses them.
+        try await withMigratedStore(kind) { store, _ in
+            var generator = SystemRandomNumberGenerator()
+            let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
+            let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
+            try await store.apps.createApp(app, secrets: [], audit: audit)
+            let console = store.console
+            for round in 1...20 {
+                console.countActivity((0..<600).map { ActivityKey(appID: app.id, at: now, metric: .tag, label: "tag-\($0)") })
+                let periodic = Task { try await console.flushActivity() }
+                await Task.yield()
+                try await console.flushActivity()
+                let tags = try await console.activitySummary(appID: app.id, since: .distantPast, bucketSeconds: 60).totals[.tag]
+                #expect(tags?.count == 600 && tags?.values.allSatisfy { $0 == round } == true, "round \(round)")
+                try await periodic.value
+            }
+        }
+    }
 }

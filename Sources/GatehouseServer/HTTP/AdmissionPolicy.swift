@@ -34,7 +34,7 @@ final class AdmissionPolicy: Sendable {
     /// `Retry-After` and the request's id, as the router's refusals carry them.
     func refusal(for audience: Audience?, request: HTTPRequest) -> (HTTPResponse, ByteBuffer) {
         let header = RequestIDMiddleware.header
-        let requestID = RequestIDMiddleware.acceptable(request.headerFields[header]) ?? UUID.random().text
+        let requestID = RequestIDMiddleware.acceptable(request.headerFields.value(header)) ?? UUID.random().text
         let rendered = audience == .sdk ? sdkRefusal : problem
         var head = rendered.head
         head.headerFields[.retryAfter] = RetryAfterMiddleware.seconds

@@ -6,8 +6,9 @@ import NIOHTTPTypes
 /// arrive within `GATEHOUSE_BODY_TIMEOUT_SECONDS`, or the connection's request stream fails with
 /// `BodyDeadlineHandler.Expired`, which the body's reader answers 408 (`JSONBody.collect`) and which
 /// ends the connection if nothing reads it. One timer on the event loop per request with a body, where
-/// the reader had raced its read against an alarm in two child tasks per request: those task switches
-/// were a fifth of a forged risk query's CPU (docs/PERFORMANCE.md).
+/// the reader had raced its read against an alarm in two child tasks of a task group per request
+/// (with their switches, and a deadline entry); the 400 step of `bench/run`, which reads a body and
+/// refuses it, went from 0.63x-0.65x of plain text to 0.68x-0.71x (docs/PERFORMANCE.md).
 ///
 /// Behind `AdmissionHandler`: a request shed there never reaches this handler, its body dropped.
 final class BodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {

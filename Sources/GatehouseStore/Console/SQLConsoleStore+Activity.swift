@@ -69,14 +69,34 @@ extension SQLConsoleStore: ActivityStore {
         activity.add(keys)
     }
 
-    /// Adds the counts gathered since the last flush to the table, in one transaction.
+    /// Adds the counts gathered since the last flush to the table, in one transaction. Flushes take
+    /// turns: the overview flushes before it reads, and a flush that found the counts already taken by
+    /// the periodic one, still writing them, read the table without them (seen in `ConsoleTests` on a
+    /// loaded machine); two at once could also lock the same rows in opposite orders.
     public func flushActivity() async throws(StoreError) {
+        await activityFlushes.enter()
+        do {
+            try await flushPendingActivity()
+        } catch {
+            await activityFlushes.leave()
+            throw error
+        }
+        await activityFlushes.leave()
+    }
+
+    private func flushPendingActivity() async throws(StoreError) {
         let counts = activity.take()
         guard !counts.isEmpty else { return }
         do {
             try await database.transaction { transaction in
                 // One statement per 500 counters: a flood's minute of many tags costs a few round trips.
-                let entries = Array(counts)
+                // Rows in one order, as every instance writes them: instances flushing the same minute's
+                // counters at once would otherwise lock them in opposite orders.
+                let entries = counts.sorted {
+                    ($0.key.appID, $0.key.metric.rawValue, $0.key.minute, $0.key.label) < (
+                        $1.key.appID, $1.key.metric.rawValue, $1.key.minute, $1.key.label
+                    )
+                }
                 for start in stride(from: 0, to: entries.count, by: 500) {
                     let chunk = entries[start..<min(start + 500, entries.count)]
                     let rows = chunk.map { key, count -> SQL in

@@ -18,6 +18,8 @@ public final class SQLConsoleStore: CapabilityStore {
     let database: any SQLDatabase
     let changes: StoreChanges
     let activity: ActivityTally
+    /// One activity flush at a time (`flushActivity`).
+    let activityFlushes = AsyncGate()
 
     init(database: any SQLDatabase, changes: StoreChanges, activity: ActivityTally) {
         self.database = database

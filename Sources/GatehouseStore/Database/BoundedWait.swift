@@ -3,8 +3,8 @@ import Synchronization
 /// Waits for `body` at most `limit`, then throws `timeout` (by default the database's
 /// `StoreError.unavailable`) and cancels it. The caller is answered on time even when `body` ignores
 /// cancellation (a query on a connection whose server vanished without closing it, a lease from a
-/// pool that cannot connect): `body` runs in a task of its own,
-/// which is left to finish or fail on its own after the caller has gone.
+/// pool that cannot connect): `body` runs in a task of its own, which is left to finish or fail on its
+/// own after the caller has gone.
 public enum BoundedWait {
     public static func run<T: Sendable>(
         within limit: Duration,
