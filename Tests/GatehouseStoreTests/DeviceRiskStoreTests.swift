@@ -178,6 +178,46 @@ import Testing
         }
     }
 
+    /// One batch, as its group commit writes it: each token consumed once (its second query in the batch
+    /// is replayed, as is a token consumed by an earlier batch), each count without the batch's own
+    /// tokens. On PostgreSQL a batch judged by one set of thresholds is read and consumed in one
+    /// statement, a batch judged by two in the reads and then the consumption: both are asked.
+    @Test(arguments: TestStoreKind.available)
+    func aBatchConsumesEachTokenOnceWhicheverStatementsReadIt(kind: TestStoreKind) async throws {
+        try await withMigratedStore(kind) { (store, _) async throws in
+            let (app, device) = try await seed(store)
+            _ = try await consume(store, app: app, device: device, account: "before")
+            let spent = try mint(app: app, device: device)
+            _ = try await store.deviceRisk.recordRiskDecision(try keys(app, spent))
+            let strict = RiskRules.effective(app: RiskRules(maxDeviceEventsPerMinute: 2, maxDeviceAccountsPerDay: 1), event: nil)
+            for mixed in [false, true] {
+                let (first, second) = (try mint(app: app, device: device), try mint(app: app, device: device))
+                let batch = [
+                    try pending(try keys(app, first)), try pending(try keys(app, second)), try pending(try keys(app, first)),
+                    try pending(try keys(app, spent), rules: mixed ? strict : RiskRules.effective(app: nil, event: nil)),
+                ]
+                let recorded = try await SQLDeviceRiskStore.consumeAndDecide(batch, in: store.database)
+                #expect(
+                    recorded.map(\.facts.consumption) == [.consumed(pageURL: nil), .consumed(pageURL: nil), .alreadyConsumed, .alreadyConsumed],
+                    "mixed thresholds: \(mixed)"
+                )
+                #expect(recorded.map(\.record.tokenID) == batch.map { Optional($0.tokenID) })
+                // Consumed before this batch: one token by `consume`, one by the spent query, and two by the first round.
+                let earlier = mixed ? 4 : 2
+                #expect(recorded[0].facts.velocity?.deviceEventsLastMinute == earlier + 1, "mixed thresholds: \(mixed)")
+                #expect(recorded[1].facts.velocity?.deviceEventsLastMinute == earlier + 1, "mixed thresholds: \(mixed)")
+                let rows = try await store.database.query(
+                    "SELECT count(*) AS n FROM consumed_ztokens WHERE app_id = \(app.id.rawValue) AND token_id IN (\(first.tokenID), \(second.tokenID))"
+                )
+                #expect(try rows.first?.int("n") == 2)
+                let stored = try await store.database.query(
+                    "SELECT count(*) AS n FROM risk_decisions WHERE app_id = \(app.id.rawValue) AND token_id = \(first.tokenID)"
+                )
+                #expect(try stored.first?.int("n") == 2)
+            }
+        }
+    }
+
     @Test(arguments: TestStoreKind.available)
     func aQueryWithoutATokenNeverTouchesTheTokenTable(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { (store, _) async throws in
@@ -330,31 +370,35 @@ import Testing
                 let batch = try (0..<size).map { number in
                     try pending(try keys(app, try mint(app: app, device: device), account: "u\(number % 2 + 1)"))
                 }
-                let statement = SQLDeviceRiskStore.consumptionReadStatement(batch, dialect: .postgres)
-                let custom = try await store.database.query("EXPLAIN \(statement)")
-                // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
-                // without the parameters' values. That plan must walk the indexes too.
-                let generic = try await store.database.transaction { transaction in
-                    try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
-                    try await transaction.query(
-                        SQL(unbound: "PREPARE read_plan_test (\(statement.binds.map(Self.typeName).joined(separator: ", "))) AS \(statement.text)")
-                    )
-                    let literals = statement.binds.map(Self.literal).joined(separator: ", ")
-                    let plan = try await transaction.query(SQL(unbound: "EXPLAIN EXECUTE read_plan_test (\(literals))"))
-                    try await transaction.query("DEALLOCATE read_plan_test")
-                    return plan
-                }
-                for rows in [custom, generic] {
-                    let plan = try rows.map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
-                    #expect(
-                        !plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens")
-                            && !plan.contains("Seq Scan on attestation_edges") && !plan.contains("Seq Scan on attested"),
-                        "\(plan)"
-                    )
-                    // Three velocity counts, the account's devices for the farm count and the query's three own
-                    // pairs, each on its subject's index.
-                    #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 8, "\(plan)")
-                    #expect(plan.components(separatedBy: "using attestation_edges_recent").count == 3, "the farm's counts: \(plan)")
+                for consuming in [false, true] {
+                    let statement = SQLDeviceRiskStore.consumptionReadStatement(batch, dialect: .postgres, consuming: consuming)
+                    let custom = try await store.database.query("EXPLAIN \(statement)")
+                    // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
+                    // without the parameters' values. That plan must walk the indexes too.
+                    let generic = try await store.database.transaction { transaction in
+                        try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
+                        try await transaction.query(
+                            SQL(
+                                unbound: "PREPARE read_plan_test (\(statement.binds.map(Self.typeName).joined(separator: ", "))) AS \(statement.text)"
+                            )
+                        )
+                        let literals = statement.binds.map(Self.literal).joined(separator: ", ")
+                        let plan = try await transaction.query(SQL(unbound: "EXPLAIN EXECUTE read_plan_test (\(literals))"))
+                        try await transaction.query("DEALLOCATE read_plan_test")
+                        return plan
+                    }
+                    for rows in [custom, generic] {
+                        let plan = try rows.map { try $0.text("QUERY PLAN") }.joined(separator: "\n")
+                        #expect(
+                            !plan.contains("Seq Scan on velocity_edges") && !plan.contains("Seq Scan on consumed_ztokens")
+                                && !plan.contains("Seq Scan on attestation_edges") && !plan.contains("Seq Scan on attested"),
+                            "\(plan)"
+                        )
+                        // Three velocity counts, the account's devices for the farm count and the query's three own
+                        // pairs, each on its subject's index.
+                        #expect(plan.components(separatedBy: "using velocity_edges_recent").count == 8, "\(plan)")
+                        #expect(plan.components(separatedBy: "using attestation_edges_recent").count == 3, "the farm's counts: \(plan)")
+                    }
                 }
             }
         }

@@ -48,17 +48,21 @@ struct SQL: Sendable, Equatable, ExpressibleByStringInterpolation {
             text += other.text
             return
         }
+        // Byte by byte: `$` and digits are ASCII, so their UTF-8 positions are the text's own, and walking
+        // Characters here was 3% of a risk query's server samples (its decisions' rows are joined).
         let source = other.text
-        var index = source.startIndex
-        while let dollar = source[index...].firstIndex(of: "$") {
+        let utf8 = source.utf8
+        var index = utf8.startIndex
+        while let dollar = utf8[index...].firstIndex(of: UInt8(ascii: "$")) {
             text += source[index..<dollar]
-            var end = source.index(after: dollar)
-            while end < source.endIndex, source[end].isASCII, source[end].isNumber { end = source.index(after: end) }
-            if let number = Int(source[source.index(after: dollar)..<end]) {
-                text += "$" + String(number + offset)
-            } else {
-                text += "$"
+            var end = utf8.index(after: dollar)
+            var number = 0
+            while end < utf8.endIndex, case let digit = utf8[end], (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit), number < 1_000_000 {
+                number = number * 10 + Int(digit - UInt8(ascii: "0"))
+                end = utf8.index(after: end)
             }
+            text += "$"
+            if end > utf8.index(after: dollar) { text += String(number + offset) }
             index = end
         }
         text += source[index...]

@@ -2,7 +2,7 @@ import Foundation
 import GatehouseCore
 
 /// A token's consumption row, as `RETURNING` names it.
-private struct ConsumedID: Hashable {
+struct ConsumedID: Hashable {
     let app: AppID
     let token: String
 }
@@ -18,16 +18,16 @@ struct PendingConsumption: Sendable {
 
 /// Risk queries with fresh tokens, in group commits: the queries that arrive while a batch is in
 /// flight are read, consumed, judged and stored together in one transaction (their devices and
-/// velocity counts in one read, the consumptions in one `INSERT ... ON CONFLICT DO NOTHING`, the
-/// velocity pairs in one upsert, the decisions in one insert), and every caller returns once that
-/// transaction has committed. A token shown twice in one batch, or already consumed, finds its id
-/// taken and is judged `replayed`.
+/// velocity counts in one read, the consumptions in one `INSERT ... ON CONFLICT DO NOTHING`, on
+/// PostgreSQL in the read's own statement, the velocity pairs in one upsert, the decisions in one
+/// insert), and every caller returns once that transaction has committed. A token shown twice in one
+/// batch, or already consumed, finds its id taken and is judged `replayed`.
 extension SQLDeviceRiskStore {
     static func consumeAndDecide(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws -> [RecordedRiskDecision] {
         try await database.transaction { transaction in
-            // Read before the consumptions are written: each count leaves its own token out.
-            let reads = try await readForConsumption(pending, in: transaction)
-            let consumptions = try await consume(pending, in: transaction)
+            // Each count leaves the batch's own tokens out: read before they are written, or in the same statement.
+            let (reads, consumed) = try await readAndConsume(pending, in: transaction)
+            let consumptions = try await consumptions(of: pending, consumed: consumed, in: transaction)
             var recorded: [RecordedRiskDecision] = []
             recorded.reserveCapacity(pending.count)
             var staleEdges: [VelocityEdge: Date] = [:]
@@ -46,12 +46,9 @@ extension SQLDeviceRiskStore {
         }
     }
 
-    /// Records each token's id; the first of each id wins. Bridge tokens that won find their page.
-    static func consume(_ pending: [PendingConsumption], in transaction: any SQLDatabase) async throws(StoreError) -> [RiskFacts.Consumption] {
-        // Rows in one order in every batch: two batches locking the same ids (or pairs, below) in
-        // opposite orders would deadlock on PostgreSQL.
-        // Token ids first: the app's UUID is formatted only to break a tie, which almost never happens.
-        let rows = pending.sorted(by: { ($0.tokenID, $0.query.appID) < ($1.tokenID, $1.query.appID) }).map { item -> SQL in
+    /// Records each token's id, in one statement for the batch; returns the ids written.
+    static func insertConsumptions(_ pending: [PendingConsumption], in transaction: any SQLDatabase) async throws(StoreError) -> Set<ConsumedID> {
+        let rows = consumptionOrder(pending).map { pending[$0] }.map { item -> SQL in
             """
             (\(item.query.appID.rawValue), \(item.tokenID), \(item.claims.deviceID.rawValue), \(item.query.at), \(item.claims.consumptionKeptUntil))
             """
@@ -64,9 +61,29 @@ extension SQLDeviceRiskStore {
         )
         var consumed = Set<ConsumedID>()
         for row in inserted { consumed.insert(ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))) }
+        return consumed
+    }
+
+    /// The order consumptions are written in, the same in every batch and either statement: two batches
+    /// locking the same ids (or pairs, below) in opposite orders would deadlock on PostgreSQL. Token ids
+    /// first: the app's UUID is formatted only to break a tie, which almost never happens.
+    /// - Returns: the indices of `pending` in that order.
+    static func consumptionOrder(_ pending: [PendingConsumption]) -> [Int] {
+        pending.indices.sorted(by: { (pending[$0].tokenID, pending[$0].query.appID) < (pending[$1].tokenID, pending[$1].query.appID) })
+    }
+
+    /// Each query's consumption, given the ids its batch wrote: the first query of each id won (a token
+    /// shown twice in one batch is replayed the second time). Bridge tokens that won find their page.
+    static func consumptions(
+        of pending: [PendingConsumption],
+        consumed: Set<ConsumedID>,
+        in transaction: any SQLDatabase
+    ) async throws(StoreError) -> [RiskFacts.Consumption] {
+        var unclaimed = consumed
         var consumptions: [RiskFacts.Consumption] = []
+        consumptions.reserveCapacity(pending.count)
         for item in pending {
-            guard consumed.remove(ConsumedID(app: item.query.appID, token: item.tokenID)) != nil else {
+            guard unclaimed.remove(ConsumedID(app: item.query.appID, token: item.tokenID)) != nil else {
                 consumptions.append(.alreadyConsumed)
                 continue
             }
