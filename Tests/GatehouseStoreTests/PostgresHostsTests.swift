@@ -68,6 +68,28 @@ import Testing
                 if refusedRows == nil { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(refusedRows == 0, "nothing refused was written")
+            // The group commits' pool follows the same host.
+            try await store.database.forBatches.query("INSERT INTO writes VALUES (5)")
+            #expect(try await store.database.query("SELECT count(*) AS n FROM writes WHERE n = 5").first?.int("n") == 1)
+        }
+    }
+
+    /// The group commits' batches run on connections of their own that plan every prepared statement
+    /// once for any values, so that a batch does not ask for it in a round trip of its own; the main
+    /// pool keeps PostgreSQL's choice (its listings' optional filters need plans for their values).
+    @Test func theGroupCommitsHaveConnectionsThatPlanOnceForAnyValues() async throws {
+        guard TestStoreKind.available.contains(.postgres) else { return }
+        try await withMigratedStore(.postgres) { (store, _) async throws in
+            func mode(_ database: any SQLDatabase) async throws -> (String, Bool) {
+                try await database.transaction { transaction in
+                    let row = try await transaction.query("SELECT current_setting('plan_cache_mode') AS mode").first
+                    return (try row?.text("mode") ?? "", transaction.plansGenerically)
+                }
+            }
+            let (batches, main) = (try await mode(store.database.forBatches), try await mode(store.database))
+            #expect(batches == ("force_generic_plan", true))
+            #expect(main == ("auto", false))
+            #expect(!store.database.plansGenerically && store.database.forBatches.plansGenerically)
         }
     }
 }

@@ -11,6 +11,8 @@ struct BoundedDatabase: SQLDatabase {
 
     var dialect: SQLDialect { inner.dialect }
     var usage: PoolUsage { inner.usage }
+    var forBatches: any SQLDatabase { BoundedDatabase(inner: inner.forBatches, limit: limit, maintenanceLimit: maintenanceLimit) }
+    var plansGenerically: Bool { inner.plansGenerically }
 
     @discardableResult
     func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] {

@@ -15,16 +15,24 @@ final class PostgresDatabase: SQLDatabase {
     let logger: Logger
     private let inFlight = ManagedAtomic<Int>(0)
     private let capacity: Int
+    /// Whether this is the group commits' side (`forBatches`): each host's batch pool, not its main one.
+    private let batches: Bool
+    /// The batch side, with an in-flight count of its own; nil on the batch side itself.
+    private let batchSide: PostgresDatabase?
 
     var dialect: SQLDialect { .postgres }
 
-    init(hosts: PostgresHosts, capacity: Int, logger: Logger) {
+    init(hosts: PostgresHosts, capacity: Int, logger: Logger, batches: Bool = false) {
         self.hosts = hosts
         self.capacity = capacity
         self.logger = logger
+        self.batches = batches
+        batchSide = batches ? nil : PostgresDatabase(hosts: hosts, capacity: PostgresHosts.batchConnections, logger: logger, batches: true)
     }
 
     var usage: PoolUsage { PoolUsage(inUse: inFlight.load(ordering: .relaxed), capacity: capacity) }
+    var forBatches: any SQLDatabase { batchSide ?? self }
+    var plansGenerically: Bool { batches }
 
     /// Runs `work` on the chosen host. A failure saying the host is gone or read-only makes the hosts
     /// search again; work that failed before it could change anything (refused as read-only, never
@@ -35,7 +43,8 @@ final class PostgresDatabase: SQLDatabase {
         defer { inFlight.wrappingDecrement(ordering: .relaxed) }
         var retried = false
         while true {
-            let (index, client) = try await hosts.current()
+            let (index, main) = try await hosts.current()
+            let client = batches ? hosts.batchClients[index] : main
             do {
                 return try await work(client)
             } catch {
@@ -71,11 +80,11 @@ final class PostgresDatabase: SQLDatabase {
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        let logger = logger
+        let (logger, batches) = (logger, batches)
         do {
             return try await onChosenHost { client in
                 try await client.withTransaction(logger: logger) { connection in
-                    try await body(PostgresConnectionDatabase(connection: connection, logger: logger))
+                    try await body(PostgresConnectionDatabase(connection: connection, logger: logger, plansGenerically: batches))
                 }
             }
         } catch let error as PostgresTransactionError {
@@ -220,6 +229,7 @@ final class PostgresDatabase: SQLDatabase {
 struct PostgresConnectionDatabase: SQLDatabase {
     let connection: PostgresConnection
     let logger: Logger
+    var plansGenerically = false
 
     var dialect: SQLDialect { .postgres }
     var usage: PoolUsage { PoolUsage(inUse: 1, capacity: 1) }

@@ -13,6 +13,8 @@ import Synchronization
 /// (a 503 with `Retry-After` above), so nothing waits on a host known to be gone.
 final class PostgresHosts: Sendable {
     let clients: [PostgresClient]
+    /// Each host's pool for the group commits' batches (`SQLDatabase.forBatches`), beside its main one.
+    let batchClients: [PostgresClient]
     let names: [String]
     let attributes: PostgresURL.SessionAttributes
     let logger: Logger
@@ -27,8 +29,13 @@ final class PostgresHosts: Sendable {
     static let probeTimeout = Duration.seconds(2)
     static let watchPeriod = Duration.seconds(1)
 
-    init(clients: [PostgresClient], names: [String], attributes: PostgresURL.SessionAttributes, logger: Logger) {
+    /// Connections of each host's batch pool: one per group-commit writer, nonces' and consumptions'.
+    static let batchConnections = 8
+
+    init(clients: [PostgresClient], batchClients: [PostgresClient], names: [String], attributes: PostgresURL.SessionAttributes, logger: Logger) {
+        precondition(batchClients.count == clients.count, "one batch pool per host")
         self.clients = clients
+        self.batchClients = batchClients
         self.names = names
         self.attributes = attributes
         self.logger = logger

@@ -21,6 +21,20 @@ protocol SQLDatabase: Sendable {
 
     /// Database operations running right now, and how many can run at once (for the pool gauge).
     var usage: PoolUsage { get }
+
+    /// The same database for the group commits' batches: on PostgreSQL a few connections of their own,
+    /// opened with every prepared statement planned generically (`plansGenerically`), so that a batch
+    /// need not ask for it in a round trip of its own. Itself elsewhere.
+    var forBatches: any SQLDatabase { get }
+
+    /// Whether this database's connections already plan prepared statements once for any values
+    /// (PostgreSQL's `plan_cache_mode = force_generic_plan`, set when they opened).
+    var plansGenerically: Bool { get }
+}
+
+extension SQLDatabase {
+    var forBatches: any SQLDatabase { self }
+    var plansGenerically: Bool { false }
 }
 
 public enum SQLDialect: String, Sendable {

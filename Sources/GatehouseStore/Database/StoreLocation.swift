@@ -100,8 +100,19 @@ public struct StoreService: Service {
                 configuration.options.connectTimeout = operationTimeout
                 return PostgresClient(configuration: configuration, backgroundLogger: logger)
             }
+            // The group commits' own connections: their batches' read is a prepared statement that must keep
+            // one plan for any values, which on the main pool each batch had to ask for (`SET LOCAL`) in a
+            // round trip of its own; the main pool's statements keep PostgreSQL's own choice.
+            let batchClients = configurations.map { configuration in
+                var configuration = configuration
+                configuration.options.connectTimeout = operationTimeout
+                configuration.options.maximumConnections = PostgresHosts.batchConnections
+                configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
+                return PostgresClient(configuration: configuration, backgroundLogger: logger)
+            }
             let hosts = PostgresHosts(
                 clients: clients,
+                batchClients: batchClients,
                 names: parsed.hosts.map { "\($0.name):\($0.port)" },
                 attributes: parsed.sessionAttributes,
                 logger: logger
@@ -169,7 +180,7 @@ public struct StoreService: Service {
 extension StoreService {
     /// Each host's pool, and the watch that follows the writable host (multi-host URLs only).
     static func runPools(of hosts: PostgresHosts, in group: inout ThrowingTaskGroup<Void, any Error>) {
-        for client in hosts.clients { group.addTask { await client.run() } }
+        for client in hosts.clients + hosts.batchClients { group.addTask { await client.run() } }
         group.addTask { await hosts.watch() }
     }
 }

@@ -86,13 +86,16 @@ extension SQLDeviceRiskStore {
     /// values at hand looks cheaper than the one for any values; for the read, with an array's length
     /// known, it always does, and planning is most of the read's cost. Its one plan for any values walks
     /// the same indexes (`DeviceRiskStoreTests`). For the rest of the transaction.
+    /// The group commits' own connections opened with it (`SQLDatabase.forBatches`), which saves their
+    /// batches this round trip.
     static func preferGenericPlan(in transaction: any SQLDatabase) async throws(StoreError) {
+        guard transaction.dialect == .postgres, !transaction.plansGenerically else { return }
         try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
     }
 
     /// Runs in the batch's transaction.
     static func readForConsumption(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws(StoreError) -> [ConsumptionRead] {
-        if database.dialect == .postgres { try await preferGenericPlan(in: database) }
+        try await preferGenericPlan(in: database)
         var groups: [ReadLimits: [Int]] = [:]
         for (index, item) in pending.enumerated() { groups[ReadLimits(item.rules), default: []].append(index) }
         var reads = [ConsumptionRead?](repeating: nil, count: pending.count)

@@ -28,11 +28,12 @@ public final class SQLDeviceRiskStore: CapabilityStore {
         self.activity = activity
         self.attestation = attestation
         cachedRiskPolicies = ReadThroughCache(lifetime: SQLStore.cacheLifetime, changes: changes)
+        let batches = database.forBatches
         nonceWrites = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 256, maximumWait: queueWait) { uses in
-            try await Self.insertNonces(uses, in: database)
+            try await Self.insertNonces(uses, in: batches)
         }
         consumptions = GroupCommit(maximumWriters: Self.batchWriters, maximumBatch: 128, maximumWait: queueWait) { pending in
-            try await Self.consumeAndDecide(pending, in: database)
+            try await Self.consumeAndDecide(pending, in: batches)
         }
         refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { rows in
             try await Self.writeRefused(rows, in: database)
@@ -42,7 +43,7 @@ public final class SQLDeviceRiskStore: CapabilityStore {
     /// Refused tokens' decisions queued at most, unwritten: what a crash can lose of them.
     static let decisionsBehindCapacity = 10_000
 
-    /// Statements of one kind in flight at once; the pool (20 by default) keeps the rest for reads.
+    /// Statements of one kind in flight at once, on the batch pools' connections (`PostgresHosts.batchConnections`).
     static let batchWriters = 4
 }
 
