@@ -102,12 +102,15 @@ public struct StoreService: Service {
             }
             // The group commits' own connections: their batches' read is a prepared statement that must keep
             // one plan for any values, which on the main pool each batch had to ask for (`SET LOCAL`) in a
-            // round trip of its own; the main pool's statements keep PostgreSQL's own choice.
+            // round trip of its own; the main pool's statements keep PostgreSQL's own choice. Without JIT:
+            // with a million rows of an attack's history the read's generic plan is costed past
+            // `jit_above_cost`, and PostgreSQL compiled it anew on every run (140 ms of a 230 ms query,
+            // where the read itself took under 4 ms; docs/PERFORMANCE.md).
             let batchClients = configurations.map { configuration in
                 var configuration = configuration
                 configuration.options.connectTimeout = operationTimeout
                 configuration.options.maximumConnections = PostgresHosts.batchConnections
-                configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan")]
+                configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
                 return PostgresClient(configuration: configuration, backgroundLogger: logger)
             }
             let hosts = PostgresHosts(

@@ -85,9 +85,9 @@ extension SQLDeviceRiskStore {
     /// Left to itself, PostgreSQL plans a prepared statement anew on each run while its plan for the
     /// values at hand looks cheaper than the one for any values; for the read, with an array's length
     /// known, it always does, and planning is most of the read's cost. Its one plan for any values walks
-    /// the same indexes (`DeviceRiskStoreTests`). For the rest of the transaction.
-    /// The group commits' own connections opened with it (`SQLDatabase.forBatches`), which saves their
-    /// batches this round trip.
+    /// the same indexes (`DeviceRiskStoreTests`). For the rest of the transaction; the group commits'
+    /// own connections were opened with it (`SQLDatabase.forBatches`), which saves their batches this
+    /// round trip.
     static func preferGenericPlan(in transaction: any SQLDatabase) async throws(StoreError) {
         guard transaction.dialect == .postgres, !transaction.plansGenerically else { return }
         try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""A/B of the risk query between builds: each build in turn, on a fresh cluster, as bench.py seeds it.
+
+For a change to the risk query's path whose effect is smaller than this machine's noise between two
+`bench/run`s (a third, step to step): the builds alternate, each round measures the plain-text floor
+and then the risk query in 5 s steps, and the summary compares the means of the rate against the floor,
+and the CPU a query cost the server and the whole machine (PostgreSQL and wrk included).
+
+    bench/risk_ab.py --binary A --binary B [--rounds 2] [--steps 2] [--seconds 5]
+
+Each round starts its own cluster and server (bench.py's `Cluster` and `Server`), 256 devices, mints
+ztokens for its steps in an unmeasured run, stores 360,000 consumptions two days old, spread over the
+devices (as bench.py does before its risk query: without them, the first batches plan the read against
+empty statistics), and vacuums. Nothing is written to the docs: the figures are printed.
+"""
+import argparse
+import base64
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import DEVICES, App, Cluster, Server, account, address, cpu_seconds, line, write_lines, wrk  # noqa: E402
+
+
+def machine_busy():
+    """Busy and total jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as stat:
+        values = [int(value) for value in stat.readline().split()[1:]]
+    return sum(values) - values[3] - values[4], sum(values)
+
+
+def measure(server, path, seconds):
+    server_before, (busy_before, _) = cpu_seconds(server.process.pid), machine_busy()
+    result = wrk(server.url, [path, ""], 32, seconds)
+    busy_after, _ = machine_busy()
+    requests = max(1, result["requests"])
+    result["server_us"] = 1e6 * (cpu_seconds(server.process.pid) - server_before) / requests
+    result["machine_us"] = 1e6 * (busy_after - busy_before) / os.sysconf("SC_CLK_TCK") / requests
+    return result
+
+
+def one_round(binary, steps, seconds):
+    work = tempfile.mkdtemp(prefix="gatehouse-ab-")
+    os.chmod(work, 0o755)
+    cluster = Cluster(work)
+    server = None
+    try:
+        server = Server(binary, cluster, work)
+        app = App(server)
+        devices = []
+        for number in range(DEVICES):
+            status, started = app.sdk(server, "/v1/sdk/device/start", {"deviceId": "bench-%d" % number, "collectType": 0})
+            assert status == 200, started
+            devices.append(started["deviceId"])
+        numbers = {device: number for number, device in enumerate(devices)}
+
+        def issuance(number):
+            device = number % len(devices)
+            body = json.dumps({"deviceId": devices[device], "eventId": 3301, "accountId": account(device)}).encode()
+            headers = app.sdk_headers("POST", "/v1/sdk/ztoken", body)
+            headers["X-Forwarded-For"] = address(device)
+            return line("POST", "/v1/sdk/ztoken", headers, body)
+        write_lines(os.path.join(work, "fresh.txt"), [issuance(number) for number in range(150000)])
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], 32, 3 * steps * seconds)
+        tokens = []
+        for name in sorted(os.listdir(work)):
+            if name.startswith("ztokens."):
+                with open(os.path.join(work, name)) as handle:
+                    tokens += [text.strip() for text in handle if text.strip()]
+        app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
+        cluster.sql("CREATE TABLE ab_devices (n integer PRIMARY KEY, device_id text)")
+        cluster.sql("INSERT INTO ab_devices VALUES " + ", ".join("(%d, '%s')" % (number, device) for number, device in enumerate(devices)))
+        cluster.sql("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
+                    "SELECT '%s', 'old-' || t, d.device_id, now() - interval '2 days', now() - interval '2 days' "
+                    "FROM generate_series(1, 360000) t JOIN ab_devices d ON d.n = t %% %d" % (app_id, DEVICES))
+        cluster.sql("VACUUM ANALYZE")
+        cluster.sql("CHECKPOINT")
+        backend = {"Authorization": app.backend, "Content-Type": "application/json"}
+
+        def query(token):
+            device = numbers[base64.urlsafe_b64encode(base64.urlsafe_b64decode(token + "==")[32:48]).rstrip(b"=").decode()]
+            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": account(device), "clientIp": address(device)}).encode()
+            return line("POST", "/v1/risk/query", backend, body)
+        write_lines(os.path.join(work, "live.txt"), [line("GET", "/health/live", {})])
+        floor = measure(server, os.path.join(work, "live.txt"), seconds)
+        share = len(tokens) // steps
+        measured = []
+        for step in range(steps):
+            path = os.path.join(work, "query-%d.txt" % step)
+            write_lines(path, [query(token) for token in tokens[step * share:(step + 1) * share]])
+            result = measure(server, path, seconds)
+            assert result["non2xx"] == 0 and result["requests"] < share, "answers not all 2xx, or tokens ran out: %s" % result
+            measured.append(result)
+            time.sleep(1)
+        return floor, measured
+    finally:
+        if server:
+            server.stop()
+        cluster.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", action="append", required=True)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=5)
+    arguments = parser.parse_args()
+    results = {binary: [] for binary in arguments.binary}
+    for round_number in range(arguments.rounds):
+        for binary in arguments.binary:
+            floor, steps = one_round(binary, arguments.steps, arguments.seconds)
+            results[binary].append((floor, steps))
+            print("round %d %s: floor %.0f req/s; risk query %s" % (
+                round_number + 1, binary, floor["rate"], ", ".join(
+                    "%.0f req/s (server %.0f us, machine %.0f us a query)" % (step["rate"], step["server_us"], step["machine_us"])
+                    for step in steps)), flush=True)
+    for binary, rounds in results.items():
+        steps = [step for _, measured in rounds for step in measured]
+        rate = sum(step["rate"] for step in steps) / len(steps)
+        floor = sum(floor["rate"] for floor, _ in rounds) / len(rounds)
+        print("%s: risk query %.0f req/s, %.4f of the floor (%.0f req/s); server %.0f us, machine %.0f us a query" % (
+            binary, rate, rate / floor, floor, sum(step["server_us"] for step in steps) / len(steps),
+            sum(step["machine_us"] for step in steps) / len(steps)))
+
+
+if __name__ == "__main__":
+    main()
