@@ -186,6 +186,34 @@ def line(method, path, headers, body=b""):
     return "\t".join([method, path, "\x1f".join("%s: %s" % item for item in headers.items()), body.decode()])
 
 
+def start_devices(server, app):
+    """Starts DEVICES devices; returns their ids. Traffic as many users make it: each device stands for
+    a user of its own (`account`, `address`), so that the velocity counts of a risk query read one
+    user's tokens, not the whole run's."""
+    devices = []
+    for number in range(DEVICES):
+        status, started = app.sdk(server, "/v1/sdk/device/start", {"deviceId": "bench-%d" % number, "collectType": 0})
+        assert status == 200, started
+        devices.append(started["deviceId"])
+    return devices
+
+
+def issuance_line(app, devices, number):
+    """A signed ztoken request (its own nonce) of device `number` modulo their count, from its user."""
+    device = number % len(devices)
+    body = json.dumps({"deviceId": devices[device], "eventId": 3301, "accountId": account(device)}).encode()
+    headers = app.sdk_headers("POST", "/v1/sdk/ztoken", body)
+    headers["X-Forwarded-For"] = address(device)
+    return line("POST", "/v1/sdk/ztoken", headers, body)
+
+
+def risk_query_line(backend, device_numbers, token):
+    """The risk query of a ztoken, naming the account and address of the device it carries (bytes 32..47)."""
+    device = device_numbers[base64.urlsafe_b64encode(base64.urlsafe_b64decode(token + "==")[32:48]).rstrip(b"=").decode()]
+    body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": account(device), "clientIp": address(device)}).encode()
+    return line("POST", "/v1/risk/query", backend, body)
+
+
 def write_lines(path, lines):
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
@@ -303,21 +331,11 @@ def main():
         server = Server(arguments.binary, cluster, work)
         idle_rss, _ = rss_kib(server.process.pid)
         app = App(server)
-        # Traffic as many users make it: each device has its own account and address, so that the
-        # velocity counts of a risk query read one user's tokens, not the whole run's.
-        devices = []
-        for number in range(DEVICES):
-            status, started = app.sdk(server, "/v1/sdk/device/start", {"deviceId": "bench-%d" % number, "collectType": 0})
-            assert status == 200, started
-            devices.append(started["deviceId"])
+        devices = start_devices(server, app)
         device_numbers = {device: number for number, device in enumerate(devices)}
 
         def issuance(number):
-            device = number % len(devices)
-            body = json.dumps({"deviceId": devices[device], "eventId": 3301, "accountId": account(device)}).encode()
-            headers = app.sdk_headers("POST", "/v1/sdk/ztoken", body)
-            headers["X-Forwarded-For"] = address(device)
-            return line("POST", "/v1/sdk/ztoken", headers, body)
+            return issuance_line(app, devices, number)
         results = []
         # The resident high-water mark after each step, to say which step reached the peak.
         peaks = []
@@ -434,9 +452,8 @@ def main():
         backend = {"Authorization": app.backend, "Content-Type": "application/json"}
 
         def query(token):
-            device = device_numbers[base64.urlsafe_b64encode(base64.urlsafe_b64decode(token + "==")[32:48]).rstrip(b"=").decode()]
-            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": account(device), "clientIp": address(device)}).encode()
-            return line("POST", "/v1/risk/query", backend, body)
+            return risk_query_line(backend, device_numbers, token)
+
         def server_cpu(step):
             """A wrk step's result with the server's CPU time per answer (µs) while it ran."""
             before = cpu_seconds(server.process.pid)

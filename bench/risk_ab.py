@@ -14,15 +14,14 @@ devices (as bench.py does before its risk query: without them, the first batches
 empty statistics), and vacuums. Nothing is written to the docs: the figures are printed.
 """
 import argparse
-import base64
-import json
 import os
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import DEVICES, App, Cluster, Server, account, address, cpu_seconds, line, write_lines, wrk  # noqa: E402
+from bench import (DEVICES, App, Cluster, Server, cpu_seconds, issuance_line, line, risk_query_line, start_devices,  # noqa: E402
+                   write_lines, wrk)
 
 
 def machine_busy():
@@ -50,20 +49,9 @@ def one_round(binary, steps, seconds):
     try:
         server = Server(binary, cluster, work)
         app = App(server)
-        devices = []
-        for number in range(DEVICES):
-            status, started = app.sdk(server, "/v1/sdk/device/start", {"deviceId": "bench-%d" % number, "collectType": 0})
-            assert status == 200, started
-            devices.append(started["deviceId"])
+        devices = start_devices(server, app)
         numbers = {device: number for number, device in enumerate(devices)}
-
-        def issuance(number):
-            device = number % len(devices)
-            body = json.dumps({"deviceId": devices[device], "eventId": 3301, "accountId": account(device)}).encode()
-            headers = app.sdk_headers("POST", "/v1/sdk/ztoken", body)
-            headers["X-Forwarded-For"] = address(device)
-            return line("POST", "/v1/sdk/ztoken", headers, body)
-        write_lines(os.path.join(work, "fresh.txt"), [issuance(number) for number in range(150000)])
+        write_lines(os.path.join(work, "fresh.txt"), [issuance_line(app, devices, number) for number in range(150000)])
         wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], 32, 3 * steps * seconds)
         tokens = []
         for name in sorted(os.listdir(work)):
@@ -79,18 +67,13 @@ def one_round(binary, steps, seconds):
         cluster.sql("VACUUM ANALYZE")
         cluster.sql("CHECKPOINT")
         backend = {"Authorization": app.backend, "Content-Type": "application/json"}
-
-        def query(token):
-            device = numbers[base64.urlsafe_b64encode(base64.urlsafe_b64decode(token + "==")[32:48]).rstrip(b"=").decode()]
-            body = json.dumps({"ztoken": token, "eventId": 3301, "accountId": account(device), "clientIp": address(device)}).encode()
-            return line("POST", "/v1/risk/query", backend, body)
         write_lines(os.path.join(work, "live.txt"), [line("GET", "/health/live", {})])
         floor = measure(server, os.path.join(work, "live.txt"), seconds)
         share = len(tokens) // steps
         measured = []
         for step in range(steps):
             path = os.path.join(work, "query-%d.txt" % step)
-            write_lines(path, [query(token) for token in tokens[step * share:(step + 1) * share]])
+            write_lines(path, [risk_query_line(backend, numbers, token) for token in tokens[step * share:(step + 1) * share]])
             result = measure(server, path, seconds)
             assert result["non2xx"] == 0 and result["requests"] < share, "answers not all 2xx, or tokens ran out: %s" % result
             measured.append(result)
