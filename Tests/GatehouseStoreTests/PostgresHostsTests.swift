@@ -36,8 +36,15 @@ import Testing
         }
 
         try await StoreService.withStore(.postgres(url: multiHost), logger: TestDatabase.logger) { store in
-            try await store.database.query("CREATE TABLE writes (n integer)")
-            try await store.database.query("INSERT INTO writes VALUES (1)")
+            // A probe that does not answer within its timeout counts its host out for a watch period,
+            // as it must for a host that hangs; on two cores running the whole suite, a live host's
+            // probe can take that long. So every statement expected to succeed is retried until a
+            // deadline, as a client retries a 503, and only the refusals are asked once.
+            let created = await Self.retried(until: .now + .seconds(20)) {
+                try await store.database.query("CREATE TABLE IF NOT EXISTS writes (n integer)")
+                try await store.database.query("INSERT INTO writes VALUES (1)")
+            }
+            #expect(created != nil)
 
             try await setReadOnly(true)
             var refused: StoreError?
@@ -53,9 +60,8 @@ import Testing
             #expect(reason.contains("no writable database"), "no writable host: refused without waiting out the timeout (\(reason))")
 
             try await setReadOnly(false)
-            // The pools may still hold connections the demotion ended: a probe that meets two of them
-            // in a row counts the host out for a watch period, so each statement after it is retried
-            // until the deadline, as a client retries a 503.
+            // The pools may also still hold connections the demotion ended: a statement that meets one
+            // fails, and a probe that meets two in a row counts the host out.
             let deadline = ContinuousClock.now + .seconds(20)
             let written = await Self.retried(until: deadline) { try await store.database.query("INSERT INTO writes VALUES (4)") }
             #expect(written != nil, "writes again on the same store, no restart")
@@ -66,7 +72,11 @@ import Testing
             // The group commits' pool follows the same host.
             let batched = await Self.retried(until: deadline) { try await store.database.forBatches.query("INSERT INTO writes VALUES (5)") }
             #expect(batched != nil, "the batch pool writes on the host found")
-            #expect(try await store.database.query("SELECT count(*) AS n FROM writes WHERE n = 5").first?.int("n") == 1)
+            let batchedRows = await Self.retried(until: deadline + .seconds(5)) {
+                try await store.database.query("SELECT count(*) AS n FROM writes WHERE n = 5").first?.int("n") ?? -1
+            }
+            // At least once: a retried insert whose first answer was lost may have landed twice.
+            #expect((batchedRows ?? 0) >= 1, "\(String(describing: batchedRows))")
         }
     }
 
