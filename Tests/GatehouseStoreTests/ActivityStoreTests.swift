@@ -10,13 +10,18 @@ import Testing
     let origin = ChangeOrigin(actor: Actor(kind: .cli, name: "test"), requestID: nil, sourceAddress: nil)
     let now = Date(millisecondsSince1970: 1_800_000_000_000)
 
+    func createApp(in store: SQLStore) async throws -> App {
+        var generator = SystemRandomNumberGenerator()
+        let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
+        let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
+        try await store.apps.createApp(app, secrets: [], audit: audit)
+        return app
+    }
+
     @Test(arguments: TestStoreKind.available)
     func countsAreSummedPerBarAndPurgedWithTheirApp(kind: TestStoreKind) async throws {
         try await withMigratedStore(kind) { store, _ in
-            var generator = SystemRandomNumberGenerator()
-            let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
-            let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
-            try await store.apps.createApp(app, secrets: [], audit: audit)
+            let app = try await createApp(in: store)
             let window = OverviewWindow.hour
             let start = window.start(at: now)
             for minutesAgo in [0, 0, 1, 30, 30, 30, 59, 120] {
@@ -54,10 +59,7 @@ import Testing
         // The overview flushes, then reads: a flush that finds the counts already taken by one still
         // writing them must wait for it, or the read misses them.
         try await withMigratedStore(kind) { store, _ in
-            var generator = SystemRandomNumberGenerator()
-            let app = try AppDraft(name: "Shop", platforms: ["ios"]).makeApp(at: now, using: &generator)
-            let audit = origin.entry(at: now, action: "app.create", targetType: "app", targetID: "x", appID: app.id, before: nil, after: nil)
-            try await store.apps.createApp(app, secrets: [], audit: audit)
+            let app = try await createApp(in: store)
             let console = store.console
             for round in 1...20 {
                 console.countActivity((0..<600).map { ActivityKey(appID: app.id, at: now, metric: .tag, label: "tag-\($0)") })

@@ -35,6 +35,25 @@ struct HealthController {
         )
     }
 
+    static var batchPoolInUse: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse",
+            subsystem: "db_batch_pool",
+            metricName: "in_use",
+            unitName: "",
+            helpText: "Group-commit batches (nonces, ztoken consumptions) holding a connection of their own pool right now."
+        )
+    }
+    static var batchPoolCapacity: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "gatehouse",
+            subsystem: "db_batch_pool",
+            metricName: "capacity",
+            unitName: "",
+            helpText: "Most connections the group commits' pool opens to each host."
+        )
+    }
+
     static var ztokenLookups: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "gatehouse",
@@ -121,6 +140,10 @@ struct HealthController {
         let usage = store.poolUsage
         registry.makeGauge(descriptor: Self.poolInUse).set(Double(usage.inUse))
         registry.makeGauge(descriptor: Self.poolCapacity).set(Double(usage.capacity))
+        if let batches = store.batchPoolUsage {
+            registry.makeGauge(descriptor: Self.batchPoolInUse).set(Double(batches.inUse))
+            registry.makeGauge(descriptor: Self.batchPoolCapacity).set(Double(batches.capacity))
+        }
         registry.makeGauge(descriptor: Self.ztokenLookups).set(Double(devices.ztokenLookups))
         let behind = devices.decisionsBehind
         registry.makeGauge(descriptor: Self.decisionsWrittenBehind).set(Double(behind.written))

@@ -29,7 +29,8 @@ final class PostgresHosts: Sendable {
     static let probeTimeout = Duration.seconds(2)
     static let watchPeriod = Duration.seconds(1)
 
-    /// Connections of each host's batch pool: one per group-commit writer, nonces' and consumptions'.
+    /// Connections of each host's batch pool: one per group-commit writer, half the nonces' and half
+    /// the consumptions' (`SQLDeviceRiskStore.batchWriters`).
     static let batchConnections = 8
 
     init(clients: [PostgresClient], batchClients: [PostgresClient], names: [String], attributes: PostgresURL.SessionAttributes, logger: Logger) {

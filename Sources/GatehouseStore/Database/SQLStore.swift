@@ -49,6 +49,7 @@ public final class SQLStore: Sendable {
 extension SQLStore: StoreMaintenance {
     public var dialect: SQLDialect { database.dialect }
     public var poolUsage: PoolUsage { database.usage }
+    public var batchPoolUsage: PoolUsage? { database.dialect == .postgres ? database.forBatches.usage : nil }
 
     public func migrate() async throws -> [Int] {
         try await Migrator(database: database).migrate()

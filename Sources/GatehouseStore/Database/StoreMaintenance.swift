@@ -11,6 +11,8 @@ public protocol StoreMaintenance: Sendable {
     /// Stores `candidate` as the master key check unless one exists; returns the one in force.
     func masterKeyCheck(orInsert candidate: [UInt8]) async throws(StoreError) -> [UInt8]
     var poolUsage: PoolUsage { get }
+    /// The group commits' own pool (`SQLDatabase.forBatches`); nil where they share the main one (SQLite).
+    var batchPoolUsage: PoolUsage? { get }
 }
 
 public struct SchemaStatus: Sendable, Equatable {

@@ -56,9 +56,9 @@ extension SQLDeviceRiskStore {
         _ pending: [PendingConsumption],
         in transaction: any SQLDatabase
     ) async throws(StoreError) -> (reads: [ConsumptionRead], consumed: Set<ConsumedID>) {
-        guard transaction.dialect == .postgres, let first = pending.first, pending.allSatisfy({ ReadLimits($0.rules) == ReadLimits(first.rules) })
-        else {
-            let reads = try await readForConsumption(pending, in: transaction)
+        let groups = readGroups(pending)
+        guard transaction.dialect == .postgres, groups.count == 1 else {
+            let reads = try await readForConsumption(pending, groups: groups, in: transaction)
             return (reads, try await insertConsumptions(pending, in: transaction))
         }
         try await preferGenericPlan(in: transaction)
@@ -93,11 +93,21 @@ extension SQLDeviceRiskStore {
         try await transaction.query("SET LOCAL plan_cache_mode = force_generic_plan")
     }
 
-    /// Runs in the batch's transaction.
-    static func readForConsumption(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws(StoreError) -> [ConsumptionRead] {
-        try await preferGenericPlan(in: database)
+    /// The indices of the queries judged by each set of thresholds: one statement reads each set.
+    static func readGroups(_ pending: [PendingConsumption]) -> [ReadLimits: [Int]] {
         var groups: [ReadLimits: [Int]] = [:]
         for (index, item) in pending.enumerated() { groups[ReadLimits(item.rules), default: []].append(index) }
+        return groups
+    }
+
+    /// Runs in the batch's transaction.
+    static func readForConsumption(
+        _ pending: [PendingConsumption],
+        groups: [ReadLimits: [Int]]? = nil,
+        in database: any SQLDatabase
+    ) async throws(StoreError) -> [ConsumptionRead] {
+        try await preferGenericPlan(in: database)
+        let groups = groups ?? readGroups(pending)
         var reads = [ConsumptionRead?](repeating: nil, count: pending.count)
         for indices in groups.values {
             let group = indices.map { pending[$0] }

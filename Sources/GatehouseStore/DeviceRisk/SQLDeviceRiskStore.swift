@@ -43,8 +43,9 @@ public final class SQLDeviceRiskStore: CapabilityStore {
     /// Refused tokens' decisions queued at most, unwritten: what a crash can lose of them.
     static let decisionsBehindCapacity = 10_000
 
-    /// Statements of one kind in flight at once, on the batch pools' connections (`PostgresHosts.batchConnections`).
-    static let batchWriters = 4
+    /// Statements of one kind in flight at once, on the batch pools' connections: the nonces' and the
+    /// consumptions' writers together fill `PostgresHosts.batchConnections`, so none waits for a connection.
+    static let batchWriters = PostgresHosts.batchConnections / 2
 }
 
 extension SQLDeviceRiskStore: DeviceRiskStore {
