@@ -412,7 +412,8 @@ import Testing
         case .int: "bigint"
         case .date: "timestamptz"
         case .bytes: "bytea"
-        case .texts: "text[]"
+        case .texts, .optionalTexts: "text[]"
+        case .optionalBytes: "bytea[]"
         case .uuids: "uuid[]"
         case .ints: "bigint[]"
         case .dates: "timestamptz[]"
@@ -429,6 +430,8 @@ import Testing
         case .date(let date): return "'\(date.formatted(.iso8601))'"
         case .bytes, .null: return "NULL"
         case .texts(let texts): return quoted(texts)
+        case .optionalTexts(let texts): return "'{" + texts.map { $0.map { "\"\($0)\"" } ?? "NULL" }.joined(separator: ",") + "}'"
+        case .optionalBytes: return "NULL"
         case .uuids(let uuids): return quoted(uuids.map(\.uuidString))
         case .ints(let ints): return quoted(ints.map(String.init))
         case .dates(let dates): return quoted(dates.map { $0.formatted(.iso8601) })

@@ -167,6 +167,8 @@ final class PostgresDatabase: SQLDatabase {
             case .ints(let ints): bindings.append(ints)
             case .uuids(let uuids): bindings.append(uuids)
             case .dates(let dates): bindings.append(dates)
+            case .optionalTexts(let texts): bindings.append(PostgresNullableArray(texts))
+            case .optionalBytes(let bytes): bindings.append(PostgresNullableArray(bytes.map { $0.map { ByteBuffer(bytes: $0) } }))
             }
         }
         return bindings

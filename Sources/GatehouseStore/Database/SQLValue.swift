@@ -17,6 +17,9 @@ enum SQLValue: Sendable, Equatable {
     case ints([Int64])
     case uuids([UUID])
     case dates([Date])
+    /// Arrays with NULL elements, for the optional columns of rows written through `unnest`.
+    case optionalTexts([String?])
+    case optionalBytes([[UInt8]?])
 
     static func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
     static func optional(_ date: Date?) -> SQLValue { date.map(SQLValue.date) ?? .null }

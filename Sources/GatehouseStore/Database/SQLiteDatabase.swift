@@ -155,7 +155,7 @@ final class SQLiteDatabase: SQLDatabase {
             case .uuid(let uuid): .text(uuid.text)
             case .date(let date): .integer(.init(date.millisecondsSince1970))
             case .null: .null
-            case .texts, .ints, .uuids, .dates: throw .corruptRow("an array bound to SQLite, which binds none")
+            case .texts, .ints, .uuids, .dates, .optionalTexts, .optionalBytes: throw .corruptRow("an array bound to SQLite, which binds none")
             }
         }
         let rows = try await connection.query(Self.numberedParameters(sql), data)

@@ -48,36 +48,59 @@ extension SQLDeviceRiskStore {
         } ?? .none
     }
 
+    /// The decisions' `INSERT` on PostgreSQL: one text for any number of rows, so it is parsed and
+    /// planned once per connection.
+    enum DecisionInsert: PreparedSQL {
+        static let name = "gatehouse_decision_insert_v1"
+    }
+
+    static let decisionColumns: SQL = """
+        risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
+                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes, policy_version, facts,
+                        shadow_outcome)
+        """
+
+    /// PostgreSQL gets each column as one array (`unnest`), its optional ones with NULL elements;
+    /// SQLite, which binds no arrays, rows of values.
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
+        guard !records.isEmpty else { return }
         let encoder = JSONEncoder()
-        var rows: [SQL] = []
-        rows.reserveCapacity(records.count)
-        for record in records {
-            let tags = Self.tagsJSON(record.verdict.tags)
-            // Most decisions no rule touched: no outcomes, no column written.
-            var outcomes: String?
-            if !record.verdict.rules.isEmpty {
-                guard let encoded = try? encoder.encode(record.verdict.rules) else { throw .corruptRow("rule outcomes do not encode") }
-                outcomes = String(decoding: encoded, as: UTF8.self)
-            }
-            rows.append(
+        // Most decisions no rule touched: no outcomes, no column written.
+        let outcomes = try records.map { record throws(StoreError) -> String? in
+            guard !record.verdict.rules.isEmpty else { return nil }
+            guard let encoded = try? encoder.encode(record.verdict.rules) else { throw .corruptRow("rule outcomes do not encode") }
+            return String(decoding: encoded, as: UTF8.self)
+        }
+        switch database.dialect {
+        case .postgres:
+            try await database.query(DecisionInsert.self, postgresDecisionRows(records, outcomes: outcomes))
+        case .sqlite:
+            let rows = zip(records, outcomes).map { record, outcomes -> SQL in
                 """
                 (\(record.appID.rawValue), \(record.id), \(record.decidedAt), \(record.eventID.rawValue), \(record.accountID.rawValue),
                  \(record.deviceID?.rawValue), \(record.tokenID), \(record.tokenState.rawValue), \(record.clientAddress), \(record.userAgent),
-                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(tags),
+                 \(record.pageURL), \(record.verdict.score), \(record.verdict.decision.rawValue), \(tagsJSON(record.verdict.tags)),
                  \(outcomes), \(Int64(record.policyVersion)), \(record.facts.map { SQLValue.bytes($0.encoded()) } ?? .null),
                  \(record.shadow?.text))
                 """
-            )
+            }
+            try await database.query("INSERT INTO \(decisionColumns) VALUES \(SQL.joined(rows, separator: ", "))")
         }
-        try await database.query(
-            """
-            INSERT INTO risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
-                                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes, policy_version, facts,
-                                        shadow_outcome)
-            VALUES \(SQL.joined(rows, separator: ", "))
-            """
-        )
+    }
+
+    private static func postgresDecisionRows(_ records: [RiskDecisionRecord], outcomes: [String?]) -> SQL {
+        """
+        INSERT INTO \(decisionColumns)
+        SELECT * FROM unnest(\(.uuids(records.map(\.appID.rawValue)))::uuid[], \(.uuids(records.map(\.id)))::uuid[],
+            \(.dates(records.map(\.decidedAt)))::timestamptz[], \(.ints(records.map { Int64($0.eventID.rawValue) }))::int8[],
+            \(.texts(records.map(\.accountID.rawValue)))::text[], \(.optionalTexts(records.map { $0.deviceID?.rawValue }))::text[],
+            \(.optionalTexts(records.map(\.tokenID)))::text[], \(.texts(records.map(\.tokenState.rawValue)))::text[],
+            \(.optionalTexts(records.map(\.clientAddress)))::text[], \(.optionalTexts(records.map(\.userAgent)))::text[],
+            \(.optionalTexts(records.map(\.pageURL)))::text[], \(.ints(records.map { Int64($0.verdict.score) }))::int8[],
+            \(.texts(records.map(\.verdict.decision.rawValue)))::text[], \(.texts(records.map { tagsJSON($0.verdict.tags) }))::text[],
+            \(.optionalTexts(outcomes))::text[], \(.ints(records.map { Int64($0.policyVersion) }))::int8[],
+            \(.optionalBytes(records.map { $0.facts?.encoded() }))::bytea[], \(.optionalTexts(records.map { $0.shadow?.text }))::text[])
+        """
     }
 
     /// The tags column: the hits as a JSON array, written by hand as every decision has one
