@@ -15,16 +15,22 @@ import Testing
         try await withTestDatabase(.postgres) { database in try await Self.followTheWritableHost(database, adminURL: adminURL) }
     }
 
-    static func followTheWritableHost(_ database: TestDatabase, adminURL: String) async throws {
+    /// The test database's URL with a host before it where nothing listens (port 1: gone), asking for
+    /// the writable one; and the database's name.
+    static func multiHostURL(_ database: TestDatabase) throws -> (url: String, name: String) {
         guard case .postgres(let url) = database.location, var components = URLComponents(string: url), let port = components.port,
             let name = components.path.split(separator: "/").last.map(String.init)
         else { throw TestSetupError("no PostgreSQL URL") }
-        // Nothing listens on port 1: the first host is gone.
         components.host = nil
         components.port = nil
         components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "target_session_attrs", value: "read-write")]
         let multiHost = components.string!.replacingOccurrences(of: "@/", with: "@127.0.0.1:1,127.0.0.1:\(port)/")
         #expect(multiHost.contains("@127.0.0.1:1,127.0.0.1:\(port)/"), "\(multiHost)")
+        return (multiHost, name)
+    }
+
+    static func followTheWritableHost(_ database: TestDatabase, adminURL: String) async throws {
+        let (multiHost, name) = try multiHostURL(database)
 
         @Sendable func administer(_ statement: String) async throws {
             try await StoreService.withStore(.postgres(url: adminURL), logger: TestDatabase.logger) { store in try await store.execute(statement) }
@@ -77,6 +83,37 @@ import Testing
             }
             // At least once: a retried insert whose first answer was lost may have landed twice.
             #expect((batchedRows ?? 0) >= 1, "\(String(describing: batchedRows))")
+        }
+    }
+
+    /// The watch asks its host on a connection of its own: with every connection of the main pool held
+    /// past the watch's next look and a probe's timeout together, the host stays chosen. (Asked on the
+    /// main pool, the probe waited for a lease, timed out, and counted the live host out.)
+    @Test func aBusyPoolDoesNotCountItsHostOut() async throws {
+        guard TestStoreKind.available.contains(.postgres) else { return }
+        try await withTestDatabase(.postgres) { database in
+            let (multiHost, _) = try Self.multiHostURL(database)
+            try await StoreService.withStore(.postgres(url: multiHost), logger: TestDatabase.logger) { store in
+                let hosts = try #require(((store.database as? BoundedDatabase)?.inner as? PostgresDatabase)?.hosts)
+                _ = await Self.retried(until: .now + .seconds(20)) { try await store.database.query("SELECT 1 AS n") }
+                #expect(hosts.chosenIndex == 1)
+                // `withStore`'s pool has 4 connections: each held 4 s, past a watch period and a probe's 2 s.
+                let held = Task {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for _ in 0..<4 { group.addTask { try await store.database.query("SELECT pg_sleep(4) AS slept") } }
+                        try await group.waitForAll()
+                    }
+                }
+                var countedOut = false
+                let end = ContinuousClock.now + .milliseconds(4_500)
+                while ContinuousClock.now < end {
+                    if hosts.chosenIndex == nil { countedOut = true }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await held.value
+                #expect(!countedOut, "the watch counted a live host out while the main pool was busy")
+                #expect(hosts.chosenIndex == 1)
+            }
         }
     }
 

@@ -15,6 +15,10 @@ final class PostgresHosts: Sendable {
     let clients: [PostgresClient]
     /// Each host's pool for the group commits' batches (`SQLDatabase.forBatches`), beside its main one.
     let batchClients: [PostgresClient]
+    /// Each host's connections for the probes (`isWritable`): a probe that waited for a lease on a
+    /// main pool that requests keep busy would outlast its timeout and count a live host out, so that
+    /// load on the instance would refuse every statement for a watch period at a time.
+    let probeClients: [PostgresClient]
     let names: [String]
     let attributes: PostgresURL.SessionAttributes
     let logger: Logger
@@ -33,10 +37,18 @@ final class PostgresHosts: Sendable {
     /// the consumptions' (`SQLDeviceRiskStore.batchWriters`).
     static let batchConnections = 8
 
-    init(clients: [PostgresClient], batchClients: [PostgresClient], names: [String], attributes: PostgresURL.SessionAttributes, logger: Logger) {
-        precondition(batchClients.count == clients.count, "one batch pool per host")
+    init(
+        clients: [PostgresClient],
+        batchClients: [PostgresClient],
+        probeClients: [PostgresClient],
+        names: [String],
+        attributes: PostgresURL.SessionAttributes,
+        logger: Logger
+    ) {
+        precondition(batchClients.count == clients.count && probeClients.count == clients.count, "one batch pool and one probe per host")
         self.clients = clients
         self.batchClients = batchClients
+        self.probeClients = probeClients
         self.names = names
         self.attributes = attributes
         self.logger = logger
@@ -45,6 +57,9 @@ final class PostgresHosts: Sendable {
     }
 
     var needsSearch: Bool { clients.count > 1 && attributes != .any }
+
+    /// The host statements go to now; nil while none is known.
+    var chosenIndex: Int? { chosen.withLock { $0 } }
 
     /// The pool statements go to now, searching the hosts if none is known.
     func current() async throws(StoreError) -> (index: Int, client: PostgresClient) {
@@ -100,7 +115,7 @@ final class PostgresHosts: Sendable {
     /// Whether a host answers in time and takes writes (libpq's read-write test: not in recovery, and
     /// sessions not read-only by default, as a node being promoted or demoted is).
     func isWritable(_ index: Int) async -> Bool {
-        let client = clients[index]
+        let client = probeClients[index]
         let logger = logger
         @Sendable func ask() async throws -> Bool {
             let rows = try await client.query(

@@ -94,35 +94,55 @@ public struct StoreService: Service {
             let database = try await SQLiteDatabase.open(path: path, logger: logger)
             return StoreService(store: bounded(database), hosts: nil, sqlite: database)
         case .postgres(let url):
-            let (parsed, configurations) = try StoreLocation.postgresConfigurations(url, maximumConnections: maximumConnections)
-            let clients = configurations.map { configuration in
-                var configuration = configuration
-                configuration.options.connectTimeout = operationTimeout
-                return PostgresClient(configuration: configuration, backgroundLogger: logger)
-            }
-            // The group commits' own connections: their batches' read is a prepared statement that must keep
-            // one plan for any values, which on the main pool each batch had to ask for (`SET LOCAL`) in a
-            // round trip of its own; the main pool's statements keep PostgreSQL's own choice. Without JIT:
-            // with a million rows of an attack's history the read's generic plan is costed past
-            // `jit_above_cost`, and PostgreSQL compiled it anew on every run (140 ms of a 230 ms query,
-            // where the read itself took under 4 ms; docs/PERFORMANCE.md).
-            let batchClients = configurations.map { configuration in
-                var configuration = configuration
-                configuration.options.connectTimeout = operationTimeout
-                configuration.options.maximumConnections = PostgresHosts.batchConnections
-                configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
-                return PostgresClient(configuration: configuration, backgroundLogger: logger)
-            }
-            let hosts = PostgresHosts(
-                clients: clients,
-                batchClients: batchClients,
-                names: parsed.hosts.map { "\($0.name):\($0.port)" },
-                attributes: parsed.sessionAttributes,
-                logger: logger
-            )
+            let hosts = try postgresHosts(url, maximumConnections: maximumConnections, operationTimeout: operationTimeout, logger: logger)
             let database = PostgresDatabase(hosts: hosts, capacity: maximumConnections, logger: logger)
             return StoreService(store: bounded(database), hosts: hosts, sqlite: nil)
         }
+    }
+
+    /// Each host's three pools: the main one, the group commits' and the probes'.
+    private static func postgresHosts(
+        _ url: String,
+        maximumConnections: Int,
+        operationTimeout: Duration,
+        logger: Logger
+    ) throws(StoreError) -> PostgresHosts {
+        let (parsed, configurations) = try StoreLocation.postgresConfigurations(url, maximumConnections: maximumConnections)
+        let clients = configurations.map { configuration in
+            var configuration = configuration
+            configuration.options.connectTimeout = operationTimeout
+            return PostgresClient(configuration: configuration, backgroundLogger: logger)
+        }
+        // The group commits' own connections: their batches' read is a prepared statement that must keep
+        // one plan for any values, which on the main pool each batch had to ask for (`SET LOCAL`) in a
+        // round trip of its own; the main pool's statements keep PostgreSQL's own choice. Without JIT:
+        // with a million rows of an attack's history the read's generic plan is costed past
+        // `jit_above_cost`, and PostgreSQL compiled it anew on every run (140 ms of a 230 ms query,
+        // where the read itself took under 4 ms; docs/PERFORMANCE.md).
+        let batchClients = configurations.map { configuration in
+            var configuration = configuration
+            configuration.options.connectTimeout = operationTimeout
+            configuration.options.maximumConnections = PostgresHosts.batchConnections
+            configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
+            return PostgresClient(configuration: configuration, backgroundLogger: logger)
+        }
+        // Connections of their own for the probes, opened only where hosts are probed (multi-host
+        // URLs that ask for a writable host): a probe never waits behind the main pool's leases.
+        // Two: the watch's and a search's may ask the same host at once.
+        let probeClients = configurations.map { configuration in
+            var configuration = configuration
+            configuration.options.connectTimeout = PostgresHosts.probeTimeout
+            configuration.options.maximumConnections = 2
+            return PostgresClient(configuration: configuration, backgroundLogger: logger)
+        }
+        return PostgresHosts(
+            clients: clients,
+            batchClients: batchClients,
+            probeClients: probeClients,
+            names: parsed.hosts.map { "\($0.name):\($0.port)" },
+            attributes: parsed.sessionAttributes,
+            logger: logger
+        )
     }
 
     /// Runs the pool until graceful shutdown or cancellation, adding the console's counters to the
@@ -183,7 +203,7 @@ public struct StoreService: Service {
 extension StoreService {
     /// Each host's pool, and the watch that follows the writable host (multi-host URLs only).
     static func runPools(of hosts: PostgresHosts, in group: inout ThrowingTaskGroup<Void, any Error>) {
-        for client in hosts.clients + hosts.batchClients { group.addTask { await client.run() } }
+        for client in hosts.clients + hosts.batchClients + hosts.probeClients { group.addTask { await client.run() } }
         group.addTask { await hosts.watch() }
     }
 }
