@@ -298,6 +298,35 @@ def settled_ztoken_lookups(server):
     raise SystemExit("the ztoken lookups did not settle within 30 s of the risk-query step")
 
 
+def forged_query_lines(tokens, backend):
+    """2,000 risk queries, each with a real ztoken whose MAC is altered: what a forgery costs most (its
+    device's key derived, its MAC computed)."""
+    lines = []
+    for number in range(2000):
+        real = bytearray(base64.urlsafe_b64decode(tokens[number % len(tokens)] + "=="))
+        real[-16:] = os.urandom(16)
+        forged = base64.urlsafe_b64encode(bytes(real)).rstrip(b"=").decode()
+        body = json.dumps({"ztoken": forged, "eventId": 3301, "accountId": "a", "clientIp": "203.0.113.7"}).encode()
+        lines.append(line("POST", "/v1/risk/query", backend, body))
+    return lines
+
+
+def gate_request_headers(server, app, devices):
+    """The gate step's request: an attester gating `/api/` whose tokens open unlimited requests, one
+    token of it, and the headers nginx sends with it."""
+    status, created = server.admin("POST", "/v1/admin/apps/%s/attesters" % app.key, {
+        "attestId": "bench-gate", "pow": {"maxNumber": 1000}, "adaptive": False, "maxUses": 0,
+        "tokenLifetimeSeconds": 3600, "routes": [{"method": "*", "pathPrefix": "/api/"}]})
+    assert status == 201, created
+    status, challenge = app.sdk(server, "/v1/attest/challenges", {"attestId": "bench-gate", "deviceId": devices[0]})
+    assert status == 200, challenge
+    status, token = app.sdk(server, "/v1/attest/tokens", {"attestId": "bench-gate", "deviceId": devices[0],
+                                                         "payload": solve_altcha_v1(challenge["challenge"])})
+    assert status == 200, token
+    return {"X-Gatehouse-Authorization": app.backend, "X-Original-Method": "GET", "X-Original-URI": "/api/orders",
+            token["tokenHeader"]: token["token"]}
+
+
 def solve_altcha_v1(challenge):
     for number in range(challenge["maxnumber"] + 1):
         if hashlib.sha256((challenge["salt"] + str(number)).encode()).hexdigest() == challenge["challenge"]:
@@ -503,10 +532,12 @@ def main():
 
         def profiling(name, seconds):
             """perf on the server for `seconds`, when GATEHOUSE_BENCH_PERF names a file and GATEHOUSE_BENCH_PERF_STEP
-            this step (`rules`, the default; `forged`; `gate`)."""
-            if not profile or os.environ.get("GATEHOUSE_BENCH_PERF_STEP", "rules") != name:
+            this step (`rules`, the default; `forged`; `gate`; several separated by commas, each written to FILE.step)."""
+            steps = os.environ.get("GATEHOUSE_BENCH_PERF_STEP", "rules").split(",")
+            if not profile or name not in steps:
                 return None
-            return subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", profile, "--",
+            output = profile if len(steps) == 1 else "%s.%s" % (profile, name)
+            return subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", output, "--",
                                      "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if newest_policy_version(server, app) == 0:
             # Version 0 is the tables before any change, which no version holds: publish one.
@@ -569,13 +600,7 @@ def main():
 
         # 5. Forged ztokens: refused before the database. Real tokens with their MAC altered, so that
         # each costs what a forgery costs most: its device's key derived, its MAC computed.
-        forged_lines = []
-        for number in range(2000):
-            real = bytearray(base64.urlsafe_b64decode(tokens[number % len(tokens)] + "=="))
-            real[-16:] = os.urandom(16)
-            forged = base64.urlsafe_b64encode(bytes(real)).rstrip(b"=").decode()
-            body = json.dumps({"ztoken": forged, "eventId": 3301, "accountId": "a", "clientIp": "203.0.113.7"}).encode()
-            forged_lines.append(line("POST", "/v1/risk/query", backend, body))
+        forged_lines = forged_query_lines(tokens, backend)
         write_lines(os.path.join(work, "forged.txt"), forged_lines)
         # Every risk query so far, settled: what the forged ones must not add to.
         lookups_before = settled_ztoken_lookups(server)
@@ -605,17 +630,7 @@ def main():
                "plain-text floor (mean of the steps around it)", floor)
 
         # 6. The gate with a valid attestation token (an attester whose tokens open unlimited requests).
-        status, created = server.admin("POST", "/v1/admin/apps/%s/attesters" % app.key, {
-            "attestId": "bench-gate", "pow": {"maxNumber": 1000}, "adaptive": False, "maxUses": 0,
-            "tokenLifetimeSeconds": 3600, "routes": [{"method": "*", "pathPrefix": "/api/"}]})
-        assert status == 201, created
-        status, challenge = app.sdk(server, "/v1/attest/challenges", {"attestId": "bench-gate", "deviceId": devices[0]})
-        assert status == 200, challenge
-        status, token = app.sdk(server, "/v1/attest/tokens", {"attestId": "bench-gate", "deviceId": devices[0],
-                                                             "payload": solve_altcha_v1(challenge["challenge"])})
-        assert status == 200, token
-        gate_headers = {"X-Gatehouse-Authorization": app.backend, "X-Original-Method": "GET", "X-Original-URI": "/api/orders",
-                        token["tokenHeader"]: token["token"]}
+        gate_headers = gate_request_headers(server, app, devices)
         write_lines(os.path.join(work, "gate.txt"), [line("GET", "/v1/gate/verify", gate_headers)])
         # The plain-text route sent the gate's request headers: what reading a request of that size costs
         # with no work behind it, the most the gate could reach.

@@ -90,7 +90,7 @@ func routerAndAdmission(
     let trust = try AttestationTrustSource(configuration, logger: logger)
     let console = try await ConsolePages.load()
     let router = Router(context: GatehouseRequestContext.self)
-    let (routes, sdk) = capabilityRoutes(
+    let (routes, sdk, gate, riskQueries) = capabilityRoutes(
         configuration,
         store: store,
         box: box,
@@ -102,8 +102,24 @@ func routerAndAdmission(
         captcha: try CaptchaAssets.load()
     )
     let guards = try audienceGuards(configuration, store: store, clock: clock, apps: operations, sdk: sdk, console: console, routes: routes.table)
-    installMiddleware(on: router, routes: routes, configuration, registry: registry, guards: guards)
-    return (router, AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table))
+    let metrics = MetricsMiddleware(registry: registry)
+    installMiddleware(on: router, routes: routes, configuration, metrics: metrics, guards: guards)
+    let answers = EventLoopAnswers(
+        gate: EventLoopGate(
+            apps: operations,
+            gate: gate.gate,
+            credentialHeader: try GatewayCredential.header(named: configuration.gateCredentialHeader),
+            onVerdict: gate.onVerdict
+        ),
+        riskRefusals: EventLoopRiskRefusals(apps: operations, risk: riskQueries),
+        maxBodyBytes: configuration.maxBodyBytes,
+        metrics: metrics,
+        registry: registry,
+        trustedProxies: configuration.trustedProxies,
+        logger: logger
+    )
+    let admission = AdmissionPolicy(limit: InFlightLimit(capacity: configuration.maxInFlight), routes: routes.table, answers: answers)
+    return (router, admission)
 }
 
 /// The serving port. A burst of new connections waits in the kernel instead of being dropped: a
@@ -123,7 +139,7 @@ private func installMiddleware(
     on router: Router<GatehouseRequestContext>,
     routes: RouteRegistrar,
     _ configuration: GatehouseConfiguration,
-    registry: PrometheusCollectorRegistry,
+    metrics: MetricsMiddleware,
     guards: [Audience: any MiddlewareProtocol<Request, Response, GatehouseRequestContext>]
 ) {
     router.addMiddleware {
@@ -134,7 +150,7 @@ private func installMiddleware(
             maxBodyBytes: configuration.maxBodyBytes,
             bodyTimeout: .seconds(configuration.bodyTimeoutSeconds)
         )
-        MetricsMiddleware(registry: registry)
+        metrics
         AccessLogMiddleware()
         ProblemMiddleware(routes: routes.table)
     }

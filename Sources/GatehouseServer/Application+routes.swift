@@ -5,8 +5,9 @@ import Hummingbird
 import Prometheus
 
 /// Every capability's routes, each controller given the operations of its audience. Returns the
-/// SDK's operations too: the SDK group's guard checks signatures with them. Over 60 lines: a flat
-/// list of wiring, one controller after another, with nothing to decide.
+/// SDK's operations too (the SDK group's guard checks signatures with them), and the gate's controller
+/// and the risk queries' operations (the event loop answers some of their requests, `EventLoopAnswers`).
+/// Over 60 lines: a flat list of wiring, one controller after another, with nothing to decide.
 func capabilityRoutes(
     _ configuration: GatehouseConfiguration,
     store: SQLStore,
@@ -17,7 +18,7 @@ func capabilityRoutes(
     trust: AttestationTrustSource,
     console pages: ConsolePages,
     captcha captchaAssets: CaptchaAssets
-) -> (RouteRegistrar, SDKOperations) {
+) -> (RouteRegistrar, SDKOperations, AttestationGateController, RiskQueryOperations) {
     var routes = RouteRegistrar()
     HealthController(store: store, devices: store.deviceRisk, registry: registry).register(on: &routes)
     AdminAppsController(operations: operations, clock: clock).register(on: &routes)
@@ -26,7 +27,8 @@ func capabilityRoutes(
     let sdkOperations = SDKOperations(store: store.deviceRisk, apps: store.apps, box: box, clock: clock)
     SDKController(operations: sdkOperations).register(on: &routes)
     let labels = DecisionLabelOperations(store: store.deviceRisk, apps: operations, clock: clock)
-    RiskController(risk: RiskQueryOperations(store: store.deviceRisk, keys: ServerKeys(box: box), clock: clock), labels: labels).register(on: &routes)
+    let riskQueries = RiskQueryOperations(store: store.deviceRisk, keys: ServerKeys(box: box), clock: clock)
+    RiskController(risk: riskQueries, labels: labels).register(on: &routes)
     let riskAdmin = RiskAdminOperations(store: store.deviceRisk, apps: operations, clock: clock)
     AdminRiskController(risk: riskAdmin, labels: labels).register(on: &routes)
     AdminPolicyRulesController(rules: PolicyRuleOperations(store: store.deviceRisk, apps: operations, clock: clock)).register(on: &routes)
@@ -70,8 +72,8 @@ func capabilityRoutes(
             ]
         )
     }
-    AttestationGateController(gate: attestationGate) { verdicts($0).increment() }
-        .register(on: &routes)
+    let gateController = AttestationGateController(gate: attestationGate) { verdicts($0).increment() }
+    gateController.register(on: &routes)
     AdminAttestationController(attesters: attesters).register(on: &routes)
     CaptchaController(
         captcha: CaptchaOperations(store: store.captcha, attesters: store.attestation, apps: operations, clock: clock, limits: limits),
@@ -103,7 +105,7 @@ func capabilityRoutes(
         registry: registry
     )
     .register(on: &routes)
-    return (routes, sdkOperations)
+    return (routes, sdkOperations, gateController, riskQueries)
 }
 
 /// STS roles for operators and credentials for devices; returns the roles' operations for the console.

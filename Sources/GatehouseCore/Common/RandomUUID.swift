@@ -1,16 +1,67 @@
 import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension UUID {
-    /// A version 4 UUID from the system generator (`getrandom`). Foundation's `UUID()` on Linux opens
-    /// `/dev/urandom` for every UUID, two file opens per request on the hot paths (`docs/PERFORMANCE.md`).
+    /// A version 4 UUID from the system's CSPRNG. Foundation's `UUID()` on Linux opens `/dev/urandom`
+    /// for every UUID, two file opens per request on the hot paths; `SystemRandomNumberGenerator` is
+    /// a `getrandom` call per 8 bytes, two a UUID, and a request that answers with a decision takes two
+    /// UUIDs (docs/PERFORMANCE.md). The bytes come from `RandomPool`: one read of the device per 256 UUIDs.
     public static func random() -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+        var bytes = RandomPool.shared.sixteenBytes()
         return withUnsafeMutableBytes(of: &bytes) { raw in
             raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
             raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 9562 variant
             return UUID(uuid: raw.load(as: uuid_t.self))
         }
+    }
+}
+
+/// The system CSPRNG's bytes (`/dev/urandom`), drawn 4 KiB at a time and handed out once each, for UUIDs. The ids are
+/// not secrets (a request id is echoed to the caller; a decision id is read only with the app's
+/// credential), but they must be unguessable and never repeat, which the kernel's generator gives;
+/// the pool only saves its system calls.
+final class RandomPool: Sendable {
+    static let shared = RandomPool()
+    private static let size = 4096
+    private let state = Mutex<(bytes: [UInt8], position: Int)>(([], size))
+
+    func sixteenBytes() -> (UInt64, UInt64) {
+        state.withLock { state in
+            if state.position + 16 > Self.size {
+                state.bytes = Self.draw(Self.size)
+                state.position = 0
+            }
+            defer { state.position += 16 }
+            return state.bytes.withUnsafeBytes { raw in
+                (
+                    raw.loadUnaligned(fromByteOffset: state.position, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: state.position + 8, as: UInt64.self)
+                )
+            }
+        }
+    }
+
+    private static func draw(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        #if canImport(Glibc)
+        // `getrandom` is not in Swift's Glibc module; the device is the same generator.
+        let device = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        precondition(device >= 0, "cannot open /dev/urandom: \(errno)")
+        defer { close(device) }
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { read(device, $0.baseAddress! + filled, count - filled) }
+            if got > 0 { filled += got } else { precondition(got < 0 && errno == EINTR, "cannot read /dev/urandom: \(errno)") }
+        }
+        #else
+        var generator = SystemRandomNumberGenerator()
+        for index in bytes.indices { bytes[index] = generator.next() }
+        #endif
+        return bytes
     }
 }
 

@@ -11,6 +11,8 @@ public struct ServerKeys: Sendable {
     public let deviceKeyRoot: SymmetricKey
     /// The root of the devices' ztoken keys (`ZToken.deviceKey`).
     public let ztokenDeviceRoot: SymmetricKey
+    /// Its HMAC, set up once: every risk query derives its device's key from it, forged ones included.
+    let ztokenDeviceRootKeyed: HMAC<SHA256>
     /// Each app's ztoken tag, computed once: every risk query and minted token needs its app's.
     let appTags = AppTags()
 
@@ -19,10 +21,18 @@ public struct ServerKeys: Sendable {
         deviceIdentity = box.derivedKey(purpose: "device-identity-v1")
         deviceKeyRoot = box.derivedKey(purpose: "device-key-v1")
         ztokenDeviceRoot = box.derivedKey(purpose: "ztoken-device-v2")
+        ztokenDeviceRootKeyed = HMAC(key: ztokenDeviceRoot)
     }
 
     static func mac(_ key: SymmetricKey, _ parts: [String]) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Array(parts.joined(separator: "\n").utf8), using: key))
+        mac(HMAC(key: key), parts)
+    }
+
+    /// The same under a key whose HMAC is set up already.
+    static func mac(_ keyed: HMAC<SHA256>, _ parts: [String]) -> [UInt8] {
+        var authenticator = keyed
+        authenticator.update(data: Array(parts.joined(separator: "\n").utf8))
+        return Array(authenticator.finalize())
     }
 }
 

@@ -70,9 +70,13 @@ public enum ZToken {
     }
 
     public static func deviceKey(app: AppID, device: DeviceID, epoch: UInt32, keys: ServerKeys) -> ZTokenDeviceKey {
-        let key = SymmetricKey(data: ServerKeys.mac(keys.ztokenDeviceRoot, [app.description, device.rawValue, String(epoch)]))
         let context = appTag(app, keys: keys) + device.bytes + withUnsafeBytes(of: epoch.bigEndian, Array.init)
-        return ZTokenDeviceKey(key: key, context: context)
+        return ZTokenDeviceKey(key: deviceMACKey(app: app, device: device, epoch: epoch, keys: keys), context: context)
+    }
+
+    /// The device's key alone, which a check needs (the context is what the token already carries).
+    static func deviceMACKey(app: AppID, device: DeviceID, epoch: UInt32, keys: ServerKeys) -> SymmetricKey {
+        SymmetricKey(data: ServerKeys.mac(keys.ztokenDeviceRootKeyed, [app.description, device.rawValue, String(epoch)]))
     }
 
     /// A token minted by the server (`/v1/sdk/ztoken` and the bridge), as the device would mint it.
@@ -118,8 +122,9 @@ public enum ZToken {
         // as it stands, and nothing it names is trusted.
         guard constantTimeEquals(fields.appTag, appTag(app, keys: keys)) else { return (.wrongApp, nil) }
         let device = DeviceID(bytes: fields.deviceID)
-        let deviceKey = deviceKey(app: app, device: device, epoch: fields.keyEpoch, keys: keys)
-        guard constantTimeEquals(ZTokenFormat.mac(fields.signedBytes, key: deviceKey.key), fields.mac),
+        // One HMAC set-up for the device's key serves the MAC and the account tag.
+        let keyed = HMAC<SHA256>(key: deviceMACKey(app: app, device: device, epoch: fields.keyEpoch, keys: keys))
+        guard constantTimeEquals(ZTokenFormat.mac(fields.signedBytes, using: keyed), fields.mac),
             let eventID = try? EventID(validating: fields.eventID)
         else { return (.forged, nil) }
         let claims = ZTokenClaims(
@@ -133,7 +138,7 @@ public enum ZToken {
             mintedTTLSeconds: Int(fields.ttlSeconds)
         )
         if claims.eventID != event { return (.wrongEvent, claims) }
-        if !constantTimeEquals(fields.accountTag, ZTokenFormat.accountTag(account.rawValue, key: deviceKey.key)) {
+        if !constantTimeEquals(fields.accountTag, ZTokenFormat.accountTag(account.rawValue, using: keyed)) {
             return (.wrongAccount, claims)
         }
         if now >= claims.expiresAt || claims.issuedAt > now.addingTimeInterval(clockSkew) { return (.expired, claims) }

@@ -226,6 +226,22 @@ public struct AppOperations: Sendable {
         return BackendCredentials.admit(app: found?.app, secrets: found?.secrets ?? [], presentedSecret: secret, at: clock.now(), box: box)
             .map { (found!.app, $0) }
     }
+
+    /// `admitBackend(appKey:secret:)` from this instance's copy of the app alone: the app and the
+    /// version when the credential admits it, nil for a refusal and when there is no fresh copy (the
+    /// path that reads the database then answers).
+    public func admitBackendInMemory(appKey: AppKey, secret: String) -> (app: App, secretVersion: Int)? {
+        guard let found = store.appWithSecretsInMemory(withKey: appKey),
+            case .success(let version) = BackendCredentials.admit(
+                app: found.app,
+                secrets: found.secrets,
+                presentedSecret: secret,
+                at: clock.now(),
+                box: box
+            )
+        else { return nil }
+        return (found.app, version)
+    }
 }
 
 extension AppOperations {

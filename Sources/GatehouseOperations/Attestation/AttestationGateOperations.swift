@@ -103,6 +103,42 @@ public struct AttestationGateOperations: Sendable {
         }
     }
 
+    /// `gate` from this instance's memory alone, for an answer given on the event loop: the answer when
+    /// the request is let through and all it took (the app's attesters, a token verified before, its
+    /// key) was in memory; nil for anything else, which `gate` then answers. Refusals, tokens with use
+    /// limits and attesters that require a request signature always take `gate`: they write, or are
+    /// answered with a problem.
+    public func gateInMemory(app: App, method: String, uri: String, header: (String) -> String?) -> GateAnswer? {
+        guard let attesters = access.store.attestersInMemory(appID: app.id)?.map(\.attester), let path = Gate.normalizedPath(uri) else {
+            return nil
+        }
+        guard let (attester, route) = Gate.match(method: method, path: path, among: attesters) else { return GateAnswer(verdict: .open, route: nil) }
+        guard !attester.requireSignature, let token = header(attester.tokenHeader),
+            case .success(let claims) = AttestationToken.verifyRemembered(
+                token,
+                appKey: app.appKey,
+                attestID: attester.attestID,
+                boundValue: attester.bindHeader.flatMap(header),
+                requireBinding: attester.bindHeader != nil,
+                at: access.clock.now(),
+                verified: verifiedTokens,
+                trusting: publishedKeyInMemory
+            ),
+            claims.lim == nil,
+            Self.meetsHardware(claims, required: attester.requiresHardware, acceptPlayIntegrity: attester.acceptPlayIntegrity?.minimumIntegrity)
+        else { return nil }
+        return answer(app, attester, route: route, .pass(attester: attester.attestID, claims: claims), claims: claims)
+    }
+
+    private func publishedKeyInMemory(kid: String) -> AttestationVerificationKeys {
+        AttestationVerificationKeys(published: access.keys.publishedKeyInMemory(kid: kid).map { [kid: $0.published] } ?? [:])
+    }
+
+    /// Whether an attester that requires hardware attestation (or Play Integrity at a level) takes these claims.
+    private static func meetsHardware(_ claims: AttestationClaims, required: Bool, acceptPlayIntegrity: PlayIntegrityLevel?) -> Bool {
+        !required || claims.meetsHardwareRequirement(acceptingPlayIntegrity: acceptPlayIntegrity)
+    }
+
     /// The enforced verdict, or in `monitor` the request let through with it; counted either way.
     private func answer(_ app: App, _ attester: Attester, route: ProtectedRoute?, _ enforced: GateVerdict, claims: AttestationClaims?) -> GateAnswer {
         var verdict = enforced
@@ -141,7 +177,7 @@ public struct AttestationGateOperations: Sendable {
         case .failure(let reason): return .inactive(reason)
         case .success(let claims):
             // Before a use is counted: a token refused here keeps its uses.
-            if requireHardware, !claims.meetsHardwareRequirement(acceptingPlayIntegrity: acceptPlayIntegrity) {
+            guard Self.meetsHardware(claims, required: requireHardware, acceptPlayIntegrity: acceptPlayIntegrity) else {
                 return .inactive(.hardwareRequired)
             }
             if consume, let limit = claims.lim {

@@ -50,6 +50,17 @@ public actor SigningKeyRing {
         return try await lookUp(kid: kid)
     }
 
+    /// `kid`'s published key from the last load while it is fresh, without reading the database; nil
+    /// when the last load is stale or does not hold it (`publishedKey(kid:)` then decides).
+    public nonisolated func publishedKeyInMemory(kid: String) -> SigningKey? {
+        let now = clock.now()
+        let (loaded, loadedAt) = lastLoaded.withLock { $0 }
+        guard let loadedAt, now.timeIntervalSince(loadedAt) < Self.refreshInterval,
+            let key = loaded.first(where: { $0.kid == kid }), key.isPublished(at: now)
+        else { return nil }
+        return key
+    }
+
     private func lookUp(kid: String) async throws -> SigningKey? {
         let now = clock.now()
         if let key = try await current().first(where: { $0.kid == kid }) { return key.isPublished(at: now) ? key : nil }

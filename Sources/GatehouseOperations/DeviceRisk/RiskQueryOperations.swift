@@ -25,7 +25,36 @@ public struct RiskQueryOperations: Sendable {
         userAgent: String?,
         app: App
     ) async throws -> RecordedRiskDecision {
-        let query = try RiskQuery(
+        let query = try checked(ztoken: ztoken, eventID: eventID, accountID: accountID, clientIP: clientIP, userAgent: userAgent, app: app)
+        let recorded = try await store.recordRiskDecision(query)
+        store.countActivity(ActivityKey.of(recorded.record))
+        return recorded
+    }
+
+    /// `query` answered from this instance's memory when its token is refused before any read (forged,
+    /// expired, another app's, event's or account's), decided and written behind as `query` does it; nil
+    /// when the query is invalid (`query` says why), its token may be fresh (only the database can
+    /// consume it), or the app's policy is not in memory.
+    public func refusedInMemory(
+        ztoken: String,
+        eventID: Int,
+        accountID: String,
+        clientIP: String,
+        userAgent: String?,
+        app: App
+    ) -> RecordedRiskDecision? {
+        guard
+            let query = try? checked(ztoken: ztoken, eventID: eventID, accountID: accountID, clientIP: clientIP, userAgent: userAgent, app: app),
+            query.tokenState != .fresh, let policy = store.riskPolicyInMemory(appID: app.id)
+        else { return nil }
+        let recorded = store.recordRefusedDecision(query, policy: policy)
+        store.countActivity(ActivityKey.of(recorded.record))
+        return recorded
+    }
+
+    /// The query's values and its token checked, with no I/O.
+    private func checked(ztoken: String, eventID: Int, accountID: String, clientIP: String, userAgent: String?, app: App) throws -> RiskQuery {
+        try RiskQuery(
             ztoken: ztoken,
             eventID: eventID,
             accountID: accountID,
@@ -36,9 +65,6 @@ public struct RiskQueryOperations: Sendable {
             keys: keys,
             at: clock.now()
         )
-        let recorded = try await store.recordRiskDecision(query)
-        store.countActivity(ActivityKey.of(recorded.record))
-        return recorded
     }
 
     public func decision(app: App, id: String) async throws -> RiskDecisionRecord {

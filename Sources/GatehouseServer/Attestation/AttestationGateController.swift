@@ -55,47 +55,57 @@ struct AttestationGateController {
 
     @Sendable func verify(_ request: Request, context: BackendContext) async throws -> Response {
         let app = context.app
-        guard let method = request.headers.value(Self.originalMethod), (1...16).contains(method.utf8.count),
-            let uri = request.headers.value(Self.originalURI), (1...8192).contains(uri.utf8.count)
-        else {
-            throw Problem.badParameter("X-Original-Method", "Send the original request's method and URI in X-Original-Method and X-Original-URI.")
-        }
+        let original = try Self.originalRequest(request.headers)
         var status = HTTPResponse.Status.unauthorized
         if let text = request.uri.queryParameters.get("challengeStatus") {
             guard text == "401" || text == "428" else { throw Problem.badParameter("challengeStatus", "challengeStatus is 401 or 428.") }
             status = text == "428" ? .preconditionRequired : .unauthorized
         }
-        let url = request.headers.value(Self.originalURL)
+        let answer = try await gate.gate(app: app, method: original.method, uri: original.uri, url: original.url) { name in
+            HTTPField.Name(name).flatMap { request.headers.value($0) }
+        }
+        Self.count(answer, of: app.appKey, onVerdict: onVerdict)
+        return Response(status: .noContent, headers: try Self.letThrough(answer.verdict, challengeStatus: status).get())
+    }
+
+    /// The original request the proxy describes: its method, its URI and, when sent, its full URL.
+    static func originalRequest(_ headers: HTTPFields) throws -> (method: String, uri: String, url: String?) {
+        guard let method = headers.value(Self.originalMethod), (1...16).contains(method.utf8.count),
+            let uri = headers.value(Self.originalURI), (1...8192).contains(uri.utf8.count)
+        else {
+            throw Problem.badParameter("X-Original-Method", "Send the original request's method and URI in X-Original-Method and X-Original-URI.")
+        }
+        let url = headers.value(Self.originalURL)
         if let url, !(1...8192).contains(url.utf8.count) {
             throw Problem.badParameter("X-Original-URL", "X-Original-URL is 1 to 8192 bytes.")
         }
-        let answer = try await gate.gate(app: app, method: method, uri: uri, url: url) { name in
-            HTTPField.Name(name).flatMap { request.headers.value($0) }
-        }
-        count(answer, of: app.appKey)
-        switch answer.verdict {
+        return (method, uri, url)
+    }
+
+    /// The 204's headers for a request the gate lets through; for a challenge or a refusal, the problem.
+    static func letThrough(_ verdict: GateVerdict, challengeStatus: HTTPResponse.Status) -> Result<HTTPFields, Problem> {
+        switch verdict {
         case .open:
-            return Response(status: .noContent)
+            return .success([:])
         case .pass(let attester, let claims):
-            return Response(
-                status: .noContent,
-                headers: [Self.attestIDHeader: attester.rawValue, Self.deviceIDHeader: claims.did, Self.verdictHeader: AttestVerdict.valid.rawValue]
-            )
+            return .success([
+                Self.attestIDHeader: attester.rawValue, Self.deviceIDHeader: claims.did, Self.verdictHeader: AttestVerdict.valid.rawValue,
+            ])
         case .monitored(let attester, let verdict, let claims):
             // Let through: the attester is in monitor. The verdict says what enforcing would have done.
             var headers: HTTPFields = [Self.attestIDHeader: attester.rawValue, Self.verdictHeader: verdict.rawValue]
             if let claims { headers[Self.deviceIDHeader] = claims.did }
-            return Response(status: .noContent, headers: headers)
+            return .success(headers)
         case .challenge(let attester, let reason):
             var problem = Problem(
-                status,
+                challengeStatus,
                 code: "attestation_required",
                 title: "Attestation required",
                 detail: "Attest with \(attester) and retry with its token (\(reason.rawValue))."
             )
             problem.extraHeaders[Self.challengeHeader] = attester.rawValue
             problem.extraHeaders[Self.reasonHeader] = reason.rawValue
-            throw problem
+            return .failure(problem)
         case .refuse(let attester, let reason):
             var problem = Problem(
                 .forbidden,
@@ -104,11 +114,11 @@ struct AttestationGateController {
                 detail: "Attester \(attester) requires a valid request signature (\(reason.rawValue))."
             )
             problem.extraHeaders[Self.signatureReasonHeader] = reason.rawValue
-            throw problem
+            return .failure(problem)
         }
     }
 
-    private func count(_ answer: AttestationGateOperations.GateAnswer, of app: AppKey) {
+    static func count(_ answer: AttestationGateOperations.GateAnswer, of app: AppKey, onVerdict: (AttestVerdictLabels) -> Void) {
         guard let found = answer.verdict.attestVerdict else { return }
         var monitored = false
         if case .monitored = answer.verdict { monitored = true }

@@ -8,13 +8,22 @@ import NIOCore
 /// order; `JSONWriterTests` compares the bytes with the generated type's encoding.
 enum RiskDecisionJSON {
     static func response(_ record: RiskDecisionRecord, appKey: AppKey?, device: Device?, status: HTTPResponse.Status = .ok) -> Response {
+        let (head, body) = rendered(record, appKey: appKey, device: device, status: status)
+        return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: body))
+    }
+
+    /// The same as a head and a body, for the answers given on the event loop (`EventLoopRiskRefusals`).
+    static func rendered(
+        _ record: RiskDecisionRecord,
+        appKey: AppKey?,
+        device: Device?,
+        status: HTTPResponse.Status = .ok
+    ) -> (
+        HTTPResponse, ByteBuffer
+    ) {
         var writer = JSONWriter()
         write(record, appKey: appKey, device: device, into: &writer)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes))
-        )
+        return (HTTPResponse(status: status, headerFields: [.contentType: "application/json"]), ByteBuffer(bytes: writer.bytes))
     }
 
     /// `RiskDecisionPage`: the operators' listing, each decision with its app's key.

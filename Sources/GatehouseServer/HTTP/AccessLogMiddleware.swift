@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 
@@ -20,16 +21,29 @@ struct AccessLogMiddleware: RouterMiddleware {
     }
 
     private func log(_ request: Request, _ context: Context, status: Int, since start: ContinuousClock.Instant) {
+        Self.log(
+            to: context.logger,
+            method: request.method,
+            route: context.endpointPath ?? "unmatched",
+            status: status,
+            since: start,
+            client: context.clientAddress
+        )
+    }
+
+    /// The line, also for the answers given before the router (`EventLoopGate`).
+    static func log(to logger: Logger, method: HTTPRequest.Method, route: String, status: Int, since start: ContinuousClock.Instant, client: String?)
+    {
         let elapsed = ContinuousClock.now - start
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        context.logger.info(
+        logger.info(
             "request",
             metadata: [
-                "method": .string(request.method.rawValue),
-                "route": .string(context.endpointPath ?? "unmatched"),
+                "method": .string(method.rawValue),
+                "route": .string(route),
                 "status": .stringConvertible(status),
                 "duration_ms": .string(String(format: "%.2f", milliseconds)),
-                "client": .string(context.clientAddress ?? "-"),
+                "client": .string(client ?? "-"),
             ]
         )
     }

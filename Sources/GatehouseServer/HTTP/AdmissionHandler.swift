@@ -11,7 +11,10 @@ import NIOHTTPTypes
 /// - a request on an idle connection takes one of `GATEHOUSE_MAX_IN_FLIGHT` slots or is answered 503
 ///   with `Retry-After` at once, from the event loop (the SDK's -8 on SDK routes, a problem elsewhere);
 /// - the probes (`/health/live`, `/health/ready`, `/metrics`) are never refused; on the probe listener
-///   (`ProbeListener`) `GET /health/live` is answered here, so that it waits behind nothing.
+///   (`ProbeListener`) `GET /health/live` is answered here, so that it waits behind nothing;
+/// - the gate's "let through" and a risk query's refused token are answered here when this instance
+///   has all they take in memory (`EventLoopAnswers`), without a slot: they cost less than any request
+///   the slots protect. Such a request is held until its end, only within the read that brought it.
 ///
 /// A connection holds at most one slot: Hummingbird works on a connection's requests one at a time, so
 /// requests pipelined behind the first cost no more concurrency and ride on its slot. A request
@@ -34,6 +37,8 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var holdsSlot = false
     /// The rest of a request answered here (its body, its end) is dropped.
     private var dropping = false
+    /// A request `EventLoopAnswers` may answer, held until its end within the read that brought it.
+    private var held: HeldRequest?
     /// The connection is ending after a shed answer: everything the client still sends is dropped.
     private var lingering = false
     /// The idle timeout, and when this handler last answered a request on a connection it kept.
@@ -50,12 +55,71 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if lingering { return }
         let part = unwrapInboundIn(data)
+        if held != nil {
+            hold(part, context: context)
+            return
+        }
+        // Only on a connection with nothing outstanding: an answer cannot overtake an earlier request's.
+        if case .head(let request) = part, outstanding == 0, let answers = policy.answers, answers.mayAnswer(request) {
+            held = HeldRequest(head: request)
+            return
+        }
+        receive(part, context: context)
+    }
+
+    /// A request held for `EventLoopAnswers` takes its body and, at its end, its answer; a request
+    /// those decline, or whose body outgrows the limit, is passed on as it came.
+    private func hold(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        guard var request = held, let answers = policy.answers else { return }
+        switch part {
+        case .head:
+            release(context: context)
+            receive(part, context: context)
+        case .body(var buffer):
+            guard (request.body?.readableBytes ?? 0) + buffer.readableBytes <= answers.maxBodyBytes else {
+                release(context: context)
+                receive(part, context: context)
+                return
+            }
+            if request.body == nil {
+                request.body = buffer
+            } else {
+                request.body?.writeBuffer(&buffer)
+            }
+            held = request
+        case .end:
+            guard let response = answers.answer(request.head, body: request.body, peer: { context.channel.remoteAddress }) else {
+                release(context: context)
+                receive(part, context: context)
+                return
+            }
+            held = nil
+            answer(response, to: request.head, endingConnection: false, context: context)
+        }
+    }
+
+    /// Passes the held request's head and body on, through admission, as if it had never been held.
+    private func release(context: ChannelHandlerContext) {
+        guard let request = held else { return }
+        held = nil
+        receive(.head(request.head), context: context)
+        if let body = request.body { receive(.body(body), context: context) }
+    }
+
+    /// A request not held lasts no longer than the read that brought it: the body's deadline
+    /// (`BodyDeadlineHandler`) starts from its head, and the router reads the rest.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        release(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    private func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
         guard case .head(let request) = part else {
             if dropping {
                 if case .end = part { dropping = false }
                 return
             }
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
             return
         }
         switch admit(request) {
@@ -65,7 +129,7 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             answeredHere = nil
             idleClose?.cancel()
             idleClose = nil
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
         case .live:
             dropping = true
             answer(HealthController.liveness(), to: request, endingConnection: false, context: context)
@@ -89,6 +153,7 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        held = nil
         releaseSlot()
         idleClose?.cancel()
         idleClose = nil
@@ -122,6 +187,11 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         releaseSlot()
     }
 
+    private struct HeldRequest {
+        let head: HTTPRequest
+        var body: ByteBuffer?
+    }
+
     private enum Admission {
         case pass, live, endConnection
         case shed(Audience?)
@@ -148,19 +218,20 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         policy.limit.leave()
     }
 
+    /// A response without a body (the gate's 204) carries no length either (RFC 9110 8.6).
     private func answer(
-        _ response: (HTTPResponse, ByteBuffer),
+        _ response: (HTTPResponse, ByteBuffer?),
         to request: HTTPRequest,
         endingConnection: Bool,
         context: ChannelHandlerContext
     ) {
         var head = response.0
         if !endingConnection { answeredHere = .now() }
-        head.headerFields[.contentLength] = String(response.1.readableBytes)
+        if let body = response.1 { head.headerFields[.contentLength] = String(body.readableBytes) }
         if endingConnection { head.headerFields[.connection] = "close" }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         // The answer to HEAD says how long the body would be, and sends none.
-        if request.method != .head { context.write(wrapOutboundOut(.body(response.1)), promise: nil) }
+        if request.method != .head, let body = response.1 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         guard endingConnection else {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return

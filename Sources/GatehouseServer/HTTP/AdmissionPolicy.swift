@@ -17,13 +17,16 @@ final class AdmissionPolicy: Sendable {
     /// The probe listener answers `GET /health/live` on its event loop. The serving port leaves it to
     /// the router: there it is the plain-text floor the benchmark compares every route with.
     let answersLiveness: Bool
+    /// What the serving port answers on its event loop when it can.
+    let answers: EventLoopAnswers?
     private let sdkRefusal: RenderedRefusal
     private let problem: RenderedRefusal
 
-    init(limit: InFlightLimit, routes: RouteTable, answersLiveness: Bool = false) {
+    init(limit: InFlightLimit, routes: RouteTable, answersLiveness: Bool = false, answers: EventLoopAnswers? = nil) {
         self.limit = limit
         self.routes = routes
         self.answersLiveness = answersLiveness
+        self.answers = answers
         let detail = "This instance is at its limit of \(limit.capacity) requests at once; retry shortly."
         let marker = RenderedRefusal.marker
         sdkRefusal = RenderedRefusal(SDKError(refusal: SDKRefusal(.serverFailure, "overloaded", detail)).rendered(requestID: marker))

@@ -65,7 +65,12 @@ struct MetricsMiddleware: RouterMiddleware {
     }
 
     private func record(_ request: Request, _ context: Context, _ status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
-        let found = handles(Labels(route: context.endpointPath ?? "unmatched", method: request.method, status: status.code))
+        record(route: context.endpointPath ?? "unmatched", method: request.method, status: status, since: start)
+    }
+
+    /// One request answered: also for the answers given before the router (`EventLoopGate`).
+    func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, since start: ContinuousClock.Instant) {
+        let found = handles(Labels(route: route, method: method, status: status.code))
         found.requests.increment()
         found.duration.record(ContinuousClock.now - start)
     }

@@ -19,6 +19,9 @@ public protocol AppStore: Sendable {
     /// asks this, so it may come from the instance's copy: a change made through another instance is
     /// seen within `SQLStore.cacheLifetime`.
     func appWithSecrets(withKey appKey: AppKey) async throws(StoreError) -> (app: App, secrets: [SealedSecret])?
+    /// The instance's fresh copy of `appWithSecrets(withKey:)`, without reading the database: nil when
+    /// there is none (which says nothing of whether the app exists).
+    func appWithSecretsInMemory(withKey appKey: AppKey) -> (app: App, secrets: [SealedSecret])?
     /// Stores a new secret version and the new end of life of older versions. `.conflict` if a
     /// concurrent rotation took this version number first.
     func rotateSecret(_ secret: SealedSecret, retirements: [Int: Date], audit: AuditEntry) async throws(StoreError)

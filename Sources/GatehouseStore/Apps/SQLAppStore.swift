@@ -69,6 +69,10 @@ extension SQLAppStore: AppStore {
         try await cachedApps.value(for: appKey) { () async throws(StoreError) in try await self.readAppWithSecrets(withKey: appKey) }
     }
 
+    public func appWithSecretsInMemory(withKey appKey: AppKey) -> (app: App, secrets: [SealedSecret])? {
+        cachedApps.freshValue(for: appKey)
+    }
+
     private func readAppWithSecrets(withKey appKey: AppKey) async throws(StoreError) -> (app: App, secrets: [SealedSecret])? {
         let rows = try await database.query(
             """

@@ -48,6 +48,8 @@ public protocol AttestationStore: Sendable {
     func attester(appID: AppID, attestID: AttestID) async throws(StoreError) -> StoredAttester?
     /// May come from the instance's copy, like `appWithSecrets(withKey:)`.
     func attesters(appID: AppID) async throws(StoreError) -> [StoredAttester]
+    /// The instance's fresh copy of `attesters(appID:)`, without reading the database; nil when there is none.
+    func attestersInMemory(appID: AppID) -> [StoredAttester]?
 
     /// Every signing key whose retirement is later than `publishedAfter` (or that is not retired).
     func signingKeys(publishedAfter: Date) async throws(StoreError) -> [StoredSigningKey]

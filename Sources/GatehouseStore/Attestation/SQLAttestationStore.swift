@@ -48,13 +48,6 @@ extension SQLAttestationStore: AttestationStore {
         ).first.map(Self.attester)
     }
 
-    public func attesters(appID: AppID) async throws(StoreError) -> [StoredAttester] {
-        try await cachedAttesters.value(for: appID) { () async throws(StoreError) in
-            try await self.database.query("SELECT * FROM attesters WHERE app_id = \(.uuid(appID.rawValue)) ORDER BY attest_id")
-                .map(Self.attester)
-        } ?? []
-    }
-
     public func signingKeys(publishedAfter: Date) async throws(StoreError) -> [StoredSigningKey] {
         try await database.query(
             "SELECT * FROM signing_keys WHERE retired_at IS NULL OR retired_at > \(.date(publishedAfter)) ORDER BY created_at DESC, kid"

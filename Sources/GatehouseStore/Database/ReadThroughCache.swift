@@ -85,6 +85,17 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
         }
     }
 
+    /// The copy of `key`'s value if one is fresh, and nil otherwise, without loading it: for an
+    /// answer given where no load can be awaited (the gate's, on the event loop), which leaves every
+    /// miss to the path that loads.
+    func freshValue(for key: Key) -> Value? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard state.generation == changes.count, let entry = state.entries[key], now - entry.loadedAt < lifetime else { return nil }
+            return entry.value
+        }
+    }
+
     private func keep(_ loaded: Value?, for key: Key, loadedAt: ContinuousClock.Instant, generation: Int) {
         state.withLock { state in
             guard state.generation == generation, changes.count == generation else { return }

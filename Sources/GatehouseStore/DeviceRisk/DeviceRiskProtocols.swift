@@ -85,6 +85,11 @@ public protocol DeviceRiskStore: ActivityCounting {
     /// the only write and is written behind the answer (`decisionsBehind`); a read of decisions on
     /// this instance waits for it. Rules and lists may come from the instance's copy (`SQLStore.cacheLifetime`).
     func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision
+    /// `recordRiskDecision` for a query whose token was refused before any read (`tokenState` not
+    /// `fresh`), judged by `policy`: no I/O, the decision written behind.
+    func recordRefusedDecision(_ query: RiskQuery, policy: RiskPolicy) -> RecordedRiskDecision
+    /// The instance's fresh copy of the app's risk policy, without reading the database; nil when there is none.
+    func riskPolicyInMemory(appID: AppID) -> RiskPolicy?
     func decision(appID: AppID, id: UUID) async throws(StoreError) -> RiskDecisionRecord?
     /// Gives the decision its label (the last one stands) and appends the audit entry, in one
     /// transaction; `.notFound` when the app has no such decision, `.conflict` when it has taken

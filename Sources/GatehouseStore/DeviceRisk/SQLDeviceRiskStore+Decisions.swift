@@ -6,19 +6,27 @@ import GatehouseCore
 extension SQLDeviceRiskStore {
     public func recordRiskDecision(_ query: RiskQuery) async throws -> RecordedRiskDecision {
         let policy = try await riskPolicy(appID: query.appID)
-        let rules = policy.effectiveRules(for: query.eventID)
         guard let tokenID = query.tokenID, let claims = query.claims, query.deviceID != nil else {
-            // Nothing to consume and no device to read (a forged, expired or mismatched token): the
-            // decision (whole, or counted past the first few of its address) is the only write, and
-            // nobody reads it before the answer.
-            let facts = RiskFacts(consumption: nil, device: nil, velocity: nil, policy: policy, rules: rules)
-            let record = RiskEngine.decide(query, facts: facts, id: UUID.random())
-            recordRefused(record)
-            return RecordedRiskDecision(record: record, facts: facts)
+            return recordRefusedDecision(query, policy: policy)
         }
+        let rules = policy.effectiveRules(for: query.eventID)
         ztokenLookupCounter.wrappingIncrement(ordering: .relaxed)
         let pending = PendingConsumption(query: query, tokenID: tokenID, claims: claims, policy: policy, rules: rules)
         return try await Self.batched { try await self.consumptions.submit(pending) }
+    }
+
+    /// A query whose token was refused before any read (forged, expired, another app's, event's or
+    /// account's): nothing to consume and no device to read, so the decision (whole, or counted past the
+    /// first few of its address) is the only write, behind the answer, which nobody reads it before.
+    public func recordRefusedDecision(_ query: RiskQuery, policy: RiskPolicy) -> RecordedRiskDecision {
+        let facts = RiskFacts(consumption: nil, device: nil, velocity: nil, policy: policy, rules: policy.effectiveRules(for: query.eventID))
+        let record = RiskEngine.decide(query, facts: facts, id: UUID.random())
+        recordRefused(record)
+        return RecordedRiskDecision(record: record, facts: facts)
+    }
+
+    public func riskPolicyInMemory(appID: AppID) -> RiskPolicy? {
+        cachedRiskPolicies.freshValue(for: appID)
     }
 
     /// The app's rules, lists, events and attesters, which every risk query applies and operators

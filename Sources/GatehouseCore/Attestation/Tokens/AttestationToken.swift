@@ -243,7 +243,7 @@ public enum AttestationToken {
 
     /// What depends on the request, checked on every one, a remembered token's too: audience, expiry,
     /// attester, binding.
-    private static func check(
+    static func check(
         _ claims: AttestationClaims,
         appKey: AppKey,
         attestID: AttestID?,

@@ -47,3 +47,21 @@ public final class VerifiedTokens: Sendable {
         }
     }
 }
+
+extension AttestationToken {
+    /// A token this instance has verified before, checked with no I/O and without parsing it: nil when
+    /// it is not remembered or `keys` no longer trust the key it verified under (`verify` then decides).
+    public static func verifyRemembered(
+        _ token: String,
+        appKey: AppKey,
+        attestID: AttestID?,
+        boundValue: String?,
+        requireBinding: Bool,
+        at now: Date,
+        verified: VerifiedTokens,
+        trusting keys: (_ kid: String) -> AttestationVerificationKeys
+    ) -> Result<AttestationClaims, AttestationTokenFailure>? {
+        guard let remembered = verified.remembered(token), remembered.holds(under: keys(remembered.kid)) else { return nil }
+        return check(remembered.claims, appKey: appKey, attestID: attestID, boundValue: boundValue, requireBinding: requireBinding, at: now)
+    }
+}
