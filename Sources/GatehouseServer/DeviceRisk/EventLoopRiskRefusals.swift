@@ -8,18 +8,27 @@ import NIOCore
 /// app's policy are in this instance's memory: decided, counted and written behind exactly as the
 /// router's `RiskController` does it (`RiskQueryOperations.refusedInMemory`), with the same JSON. A
 /// forged flood is the traffic an attacker controls the rate of, and this is its whole cost. Anything
-/// else (a token that may be fresh, a body the router must refuse, a stale copy) goes on to the router.
+/// else (a token that may be fresh, values the query refuses, a stale copy) goes on to the router.
 struct EventLoopRiskRefusals: Sendable {
     static let path = "/v1/risk/query"
 
     let apps: AppOperations
     let risk: RiskQueryOperations
 
-    /// The decision's 200 for a whole request, or nil to pass it on.
-    func answer(_ request: HTTPRequest, body: ByteBuffer) -> (HTTPResponse, ByteBuffer)? {
+    /// The decision's 200 for a whole request, or nil to pass it on. A body the router would refuse
+    /// (its media type, malformed JSON, a missing, unknown or mistyped field) gets the router's problem
+    /// here, once the credential holds: deciding that takes no more than the refusal.
+    func answer(_ request: HTTPRequest, body: ByteBuffer, requestID: String) -> (HTTPResponse, ByteBuffer)? {
         guard case .success(let presented) = BackendCredentials.presented(inAuthorization: request.headerFields.value(.authorization)),
-            let admitted = apps.admitBackendInMemory(appKey: presented.appKey, secret: presented.secret),
-            let input = try? RiskQueryBody.decode(body, contentType: request.headerFields.value(.contentType)),
+            let admitted = apps.admitBackendInMemory(appKey: presented.appKey, secret: presented.secret)
+        else { return nil }
+        let input: RiskQueryBody
+        do {
+            input = try RiskQueryBody.decode(body, contentType: request.headerFields.value(.contentType))
+        } catch {
+            return error.rendered(requestID: requestID)
+        }
+        guard
             let recorded = risk.refusedInMemory(
                 ztoken: input.ztoken,
                 eventID: input.eventID,

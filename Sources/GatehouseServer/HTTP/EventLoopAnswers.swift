@@ -7,7 +7,7 @@ import Prometheus
 
 /// What the serving port answers on its event loop, before Swift concurrency and the router, when this
 /// instance holds all the answer takes: the gate letting a request through (`EventLoopGate`) and a
-/// risk query whose token is refused before any read (`EventLoopRiskRefusals`). `AdmissionHandler`
+/// risk query whose token is refused before any read, or whose body is (`EventLoopRiskRefusals`). `AdmissionHandler`
 /// holds such a request until its end within the read that brought it; a request declined here, or
 /// not whole within that read, goes on to the router as if it had never been held. These are the
 /// requests a gateway sends before every protected call and an attacker's forged flood sends at full
@@ -60,6 +60,7 @@ struct EventLoopAnswers: Sendable {
     /// The answer to a whole request, or nil to pass it on. `peer` is asked only for the access log's line.
     func answer(_ request: HTTPRequest, body: ByteBuffer?, peer: () -> SocketAddress?) -> (HTTPResponse, ByteBuffer?)? {
         let start = ContinuousClock.now
+        let requestID = RequestIDMiddleware.acceptable(request.headerFields.value(RequestIDMiddleware.header)) ?? UUID.random().text
         let route: String
         var answer: (HTTPResponse, ByteBuffer?)
         switch request.method {
@@ -67,12 +68,11 @@ struct EventLoopAnswers: Sendable {
             guard let response = gate.answer(request) else { return nil }
             (route, answer) = (EventLoopGate.path, (response, nil))
         case .post:
-            guard let response = riskRefusals.answer(request, body: body ?? ByteBuffer()) else { return nil }
+            guard let response = riskRefusals.answer(request, body: body ?? ByteBuffer(), requestID: requestID) else { return nil }
             (route, answer) = (EventLoopRiskRefusals.path, (response.0, response.1))
         default:
             return nil
         }
-        let requestID = RequestIDMiddleware.acceptable(request.headerFields.value(RequestIDMiddleware.header)) ?? UUID.random().text
         answer.0.headerFields[RequestIDMiddleware.header] = requestID
         answered[route]?.increment()
         metrics.record(route: route, method: request.method, status: answer.0.status, since: start)
