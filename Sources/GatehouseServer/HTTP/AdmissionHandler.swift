@@ -106,8 +106,8 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let body = request.body { receive(.body(body), context: context) }
     }
 
-    /// A request not held lasts no longer than the read that brought it: the body's deadline
-    /// (`BodyDeadlineHandler`) starts from its head, and the router reads the rest.
+    /// A request is held no longer than the read that brought it: one not whole by then goes on, so
+    /// the body's deadline (`BodyDeadlineHandler`) starts from its head and the router reads the rest.
     func channelReadComplete(context: ChannelHandlerContext) {
         release(context: context)
         context.fireChannelReadComplete()

@@ -7,9 +7,9 @@ import Prometheus
 
 /// What the serving port answers on its event loop, before Swift concurrency and the router, when this
 /// instance holds all the answer takes: the gate letting a request through (`EventLoopGate`) and a
-/// risk query whose token is refused before any read, or whose body is (`EventLoopRiskRefusals`). `AdmissionHandler`
-/// holds such a request until its end within the read that brought it; a request declined here, or
-/// not whole within that read, goes on to the router as if it had never been held. These are the
+/// risk query whose token, or body, is refused before any read (`EventLoopRiskRefusals`).
+/// `AdmissionHandler` holds such a request until its end within the read that brought it; a request
+/// declined here, or not whole within that read, goes on to the router as if it had never been held. These are the
 /// requests a gateway sends before every protected call and an attacker's forged flood sends at full
 /// rate, and for them the hop to a task, the router and the middleware cost more than the decision
 /// (docs/PERFORMANCE.md, issue 34). Each answer carries what the router's would: the request id,

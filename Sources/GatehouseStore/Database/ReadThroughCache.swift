@@ -85,8 +85,8 @@ final class ReadThroughCache<Key: Hashable & Sendable, Value: Sendable>: Sendabl
         }
     }
 
-    /// The copy of `key`'s value if one is fresh, and nil otherwise, without loading it: for an
-    /// answer given where no load can be awaited (the gate's, on the event loop), which leaves every
+    /// The copy of `key`'s value if one is fresh, and nil otherwise, without loading it: for answers
+    /// given where no load can be awaited (on the event loop, `EventLoopAnswers`), which leave every
     /// miss to the path that loads.
     func freshValue(for key: Key) -> Value? {
         let now = ContinuousClock.now
