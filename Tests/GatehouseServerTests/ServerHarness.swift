@@ -103,6 +103,11 @@ func testConfiguration(_ database: TestDatabase) -> GatehouseConfiguration {
         stsPrivateEndpoints: true
     )
     if case .postgres(let url) = database.location { configuration.databaseURL = url }
+    // A test's client keeps one connection and does not reconnect; under the whole suite's load a
+    // pause between two of its requests (the other server's work, in `withTwoServers`) passed the
+    // 15 s default, the server closed the connection, and the next request failed with "I/O on
+    // closed channel" (SignatureFlowTests, 2026-11-27). No test here is about the idle timeout.
+    configuration.idleTimeoutSeconds = 300
     return configuration
 }
 
