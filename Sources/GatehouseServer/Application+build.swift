@@ -127,7 +127,7 @@ func routerAndAdmission(
 private func listener(_ configuration: GatehouseConfiguration, logger: Logger) -> ApplicationConfiguration {
     ApplicationConfiguration(
         address: .hostname(configuration.hostname, port: configuration.port),
-        serverName: "gatehouse",
+        serverName: HTTPDateText.serverName,
         backlog: 4096,
         availableConnectionsDelegate: .maximum(ConnectionLimit.allowed(configuration.maxConnections), logger: logger)
     )

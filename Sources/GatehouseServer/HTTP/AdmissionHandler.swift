@@ -226,6 +226,8 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context: ChannelHandlerContext
     ) {
         var head = response.0
+        head.headerFields[.date] = policy.date.now()
+        head.headerFields[.server] = HTTPDateText.serverName
         if !endingConnection { answeredHere = .now() }
         if let body = response.1 { head.headerFields[.contentLength] = String(body.readableBytes) }
         if endingConnection { head.headerFields[.connection] = "close" }

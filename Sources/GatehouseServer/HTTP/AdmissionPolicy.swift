@@ -19,6 +19,8 @@ final class AdmissionPolicy: Sendable {
     let answersLiveness: Bool
     /// What the serving port answers on its event loop when it can.
     let answers: EventLoopAnswers?
+    /// Every answer given before the router carries `Date` and `Server`, as the router's do.
+    let date = HTTPDateText()
     private let sdkRefusal: RenderedRefusal
     private let problem: RenderedRefusal
 

@@ -35,7 +35,7 @@ enum ProbeListener {
         let listener = Application(
             responder: CanonicalPathResponder(routes: router.buildResponder()),
             server: .http1(admitting: admission, configuration),
-            configuration: .init(address: .hostname(configuration.hostname, port: port), serverName: "gatehouse", backlog: 256),
+            configuration: .init(address: .hostname(configuration.hostname, port: port), serverName: HTTPDateText.serverName, backlog: 256),
             eventLoopGroupProvider: .shared(loop),
             logger: logger
         )
