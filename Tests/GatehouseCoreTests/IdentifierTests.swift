@@ -119,6 +119,18 @@ import Testing
         #expect(seen.count == 1000)
     }
 
+    @Test(arguments: [true, false])
+    func aDrawFillsEveryByteFromTheDeviceOrWithoutIt(fromDevice: Bool) {
+        // Without the device (no descriptor left, a failed read) the system generator fills the draw.
+        let draws = (0..<4).map { _ in RandomPool.draw(4096, fromDevice: fromDevice) }
+        #expect(Set(draws).count == 4)
+        for draw in draws {
+            #expect(draw.count == 4096)
+            // 16 zero bytes expected in 4 KiB, 4 the deviation: a part left unfilled shows as hundreds.
+            #expect(draw.filter { $0 == 0 }.count < 64, "a draw's bytes are not all filled")
+        }
+    }
+
     @Test func aUUIDsTextIsFoundationsInLowerCase() {
         var ids = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!]
         ids += (0..<1000).map { _ in UUID.random() }

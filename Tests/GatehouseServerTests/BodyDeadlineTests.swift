@@ -57,4 +57,31 @@ import Testing
             #expect(second.hasPrefix("HTTP/1.1 200"), "\(second)")
         }
     }
+
+    @Test(arguments: TestStoreKind.available)
+    func eachBodyHasItsOwnDeadlineOnAKeptConnection(kind: TestStoreKind) async throws {
+        // One alarm per connection, set for the first body (due at 2 s) and set again for later ones.
+        try await withServer(kind, configure: Self.twoSeconds) { server in
+            let connection = try RawConnection(port: server.client.port!)
+            let body = "{\"secret\":\"x\",\"response\":\"y\"}"
+            let request =
+                "POST /v1/captcha/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            try connection.send(request + body)
+            let first = try await connection.readAnswer()
+            #expect(!first.hasPrefix("HTTP/1.1 408") && first.hasPrefix("HTTP/1.1 "), "\(first)")
+            // The second body starts at 1.5 s and ends at 2.5 s: after the first body's alarm rang,
+            // inside its own deadline (3.5 s).
+            try await Task.sleep(for: .milliseconds(1_500))
+            try connection.send(request + "{\"secret\":")
+            try await Task.sleep(for: .milliseconds(1_000))
+            try connection.send(String(body.dropFirst("{\"secret\":".count)))
+            let second = try await connection.readAnswer()
+            #expect(!second.hasPrefix("HTTP/1.1 408") && second.hasPrefix("HTTP/1.1 "), "\(second)")
+            // A third body that stops half-way is still timed out, by the alarm set again.
+            try connection.send(Self.siteverify + "{\"secret\":")
+            let third = try await connection.readToEnd()
+            #expect(third.hasPrefix("HTTP/1.1 408"), "\(third)")
+            #expect(connection.ended, "the connection ends after a timed-out body")
+        }
+    }
 }

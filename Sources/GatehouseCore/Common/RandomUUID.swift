@@ -45,22 +45,33 @@ final class RandomPool: Sendable {
         }
     }
 
-    private static func draw(_ count: Int) -> [UInt8] {
+    /// Opened once for the process: a draw never needs a descriptor, so running out of them (a flood of
+    /// connections) cannot stop it. Without the device, or when a read fails, the bytes come from
+    /// `SystemRandomNumberGenerator` (the same kernel generator, eight bytes a call).
+    #if canImport(Glibc)
+    private static let device = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+    #endif
+
+    static func draw(_ count: Int, fromDevice useDevice: Bool = true) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         #if canImport(Glibc)
-        // `getrandom` is not in Swift's Glibc module; the device is the same generator.
-        let device = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
-        precondition(device >= 0, "cannot open /dev/urandom: \(errno)")
-        defer { close(device) }
-        var filled = 0
-        while filled < count {
-            let got = bytes.withUnsafeMutableBytes { read(device, $0.baseAddress! + filled, count - filled) }
-            if got > 0 { filled += got } else { precondition(got < 0 && errno == EINTR, "cannot read /dev/urandom: \(errno)") }
+        if useDevice, device >= 0 {
+            var filled = 0
+            while filled < count {
+                let got = bytes.withUnsafeMutableBytes { read(device, $0.baseAddress! + filled, count - filled) }
+                if got > 0 {
+                    filled += got
+                } else if got == 0 || errno != EINTR {
+                    break
+                }
+            }
+            if filled == count { return bytes }
         }
-        #else
-        var generator = SystemRandomNumberGenerator()
-        for index in bytes.indices { bytes[index] = generator.next() }
         #endif
+        var generator = SystemRandomNumberGenerator()
+        bytes.withUnsafeMutableBytes { raw in
+            for offset in stride(from: 0, to: count, by: 8) { raw.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self) }
+        }
         return bytes
     }
 }

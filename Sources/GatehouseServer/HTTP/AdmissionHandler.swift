@@ -70,7 +70,12 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request held for `EventLoopAnswers` takes its body and, at its end, its answer; a request
     /// those decline, or whose body outgrows the limit, is passed on as it came.
     private func hold(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
-        guard var request = held, let answers = policy.answers else { return }
+        guard var request = held, let answers = policy.answers else {
+            // Not reached (a request is held only with answers to give); were it, nothing is dropped.
+            release(context: context)
+            receive(part, context: context)
+            return
+        }
         switch part {
         case .head:
             release(context: context)
