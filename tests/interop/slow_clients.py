@@ -11,10 +11,13 @@ Starts its own `gatehouse serve` (embedded SQLite, the limits below) and, while 
    slow bodies hold every slot, two GETs on one connection are both shed and the connection stays
    open between them;
 2. a flood: `--flood` connections (2,000 by default) opened over 5 s and held for 20 s, each sending
-   SDK and backend requests with a random pause (mean 3.5 s) after each answer, about 500 requests
-   a second in all. Asserted: every request is answered (served, or shed with 503 and
-   Retry-After), none is left hanging, 99% of the served within 1 s, and of the shed faster than the served and within 500 ms of
-   the serving port's /health/live probe at p99 in the same window.
+   backend reads and SDK device starts (one request in four) with a random pause (mean 3.5 s) after
+   each answer, about 460 requests a second in all: under the debug build's ceiling on this machine
+   (half device starts, an fsync each on SQLite, ran it at its ceiling, where the flood measured the
+   machine: served p99 0.3 to 1 s, the serving port's probe up to 240 ms,
+   thousands shed). Asserted: every request is answered (served, or shed with 503 and Retry-After),
+   none is left hanging, 99% of the served within 1 s, and the shed (if any) faster than the served
+   and within 500 ms of the serving port's /health/live probe at p99 in the same window.
    (Without pauses the load measures the debug build's ceiling, not its bounds; docs/PERFORMANCE.md
    has that run with wrk.)
 3. proof of work for free: 8 clients sending ALTCHA v2 payloads with no work done at the cost
@@ -253,7 +256,7 @@ async def flood(port, app, connections, seconds):
         answered = time.monotonic()
         try:
             while time.monotonic() < deadline:
-                if (index + step) % 2 == 0:
+                if (index + step) % 4 == 0:
                     body = json.dumps({"deviceId": f"flood-{index}", "collectType": 0, "platform": "ios"}).encode()
                     headers = sign(app["appKey"], app["secretKey"], "POST", "/v1/sdk/device/start", body)
                     lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
