@@ -207,6 +207,44 @@ def issuance_line(app, devices, number):
     return line("POST", "/v1/sdk/ztoken", headers, body)
 
 
+def mint_ztokens(server, app, devices, work, count, connections, seconds):
+    """Up to `count` ztokens from an unmeasured issuance run of `seconds`, in the order they came."""
+    write_lines(os.path.join(work, "mint.txt"), [issuance_line(app, devices, number) for number in range(count)])
+    wrk(server.url, [os.path.join(work, "mint.txt"), os.path.join(work, "ztokens")], connections, seconds)
+    tokens = []
+    for name in sorted(os.listdir(work)):
+        if name.startswith("ztokens."):
+            with open(os.path.join(work, name)) as handle:
+                tokens += [text.strip() for text in handle if text.strip()]
+    assert tokens, "no ztokens minted"
+    return tokens
+
+
+def device_table(cluster, name, devices):
+    """The bench's devices as a table (n, device_id), for `seed_old_history`."""
+    cluster.sql("CREATE TABLE %s (n integer PRIMARY KEY, device_id text)" % name)
+    cluster.sql("INSERT INTO %s VALUES " % name + ", ".join("(%d, '%s')" % (number, device) for number, device in enumerate(devices)))
+
+
+def seed_old_history(cluster, app_id, devices_table, consumptions):
+    """Earlier consumptions, and the velocity pairs they left, two days ago: outside every window, so they
+    count for nothing, but the tables hold rows when they are analysed, as a running instance's do. The
+    risk query's read is planned once per batch connection, for any values, at its first run: planned
+    against an empty `velocity_edges`, each of its counts scanned the whole table (the pairs the bench's
+    own queries wrote), until an ANALYZE (autovacuum's, within a minute or two on a running instance)
+    made PostgreSQL plan it again. That cost a third of the risk query's rate in a 10 s step. The
+    devices come from `devices_table` (n, device_id), with the bench's accounts and addresses."""
+    cluster.sql("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
+                "SELECT '%s', 'old-' || t, d.device_id, now() - interval '2 days', now() - interval '2 days' "
+                "FROM generate_series(1, %d) t JOIN %s d ON d.n = t %% %d" % (app_id, consumptions, devices_table, DEVICES))
+    # account() and address() in SQL: each subject with 40 members of two days ago.
+    for kind, subject, member in [(1, "d.device_id", "'old-account-' || t"), (2, "'account-' || d.n", "'old-device-' || t"),
+                                  (3, "'198.18.' || (d.n / 256) || '.' || (d.n % 256)", "'old-device-' || t")]:
+        cluster.sql("INSERT INTO velocity_edges (app_id, kind, subject, member, last_seen) "
+                    "SELECT '%s', %d, %s, %s, now() - interval '2 days' FROM generate_series(1, 40) t CROSS JOIN %s d"
+                    % (app_id, kind, subject, member, devices_table))
+
+
 def risk_query_line(backend, device_numbers, token):
     """The risk query of a ztoken, naming the account and address of the device it carries (bytes 32..47)."""
     device = device_numbers[base64.urlsafe_b64encode(base64.urlsafe_b64decode(token + "==")[32:48]).rstrip(b"=").decode()]
@@ -415,11 +453,7 @@ def main():
         cluster.sql("CREATE TABLE bench_devices (n integer PRIMARY KEY, device_id text, account_id text, address text, app_id uuid)")
         cluster.sql("INSERT INTO bench_devices VALUES " + ", ".join(
             "(%d, '%s', '%s', '%s', '%s')" % (number, device, account(number), address(number), app_id) for number, device in enumerate(devices)))
-        # Earlier consumptions two days ago, outside every velocity window, to count what the real
-        # queries count.
-        cluster.sql("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
-                    "SELECT '%s', 'pgb-old-' || t, d.device_id, now() - interval '2 days', now() - interval '2 days' "
-                    "FROM generate_series(1, %d) t JOIN bench_devices d ON d.n = t %% %d" % (app_id, volume * 3, DEVICES))
+        seed_old_history(cluster, app_id, "bench_devices", volume * 3)
         # Vacuumed and checkpointed, as the history-growth step does, so that pgbench's 10 s do not
         # depend on when autovacuum and the checkpointer get to those rows.
         cluster.sql("VACUUM ANALYZE")

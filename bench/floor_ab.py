@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import (App, Cluster, Server, cpu_seconds, forged_query_lines, gate_request_headers, issuance_line, line,  # noqa: E402
+from bench import (App, Cluster, Server, cpu_seconds, forged_query_lines, gate_request_headers, line, mint_ztokens,  # noqa: E402
                    start_devices, write_lines, wrk)
 
 STEPS = ("floor", "headers", "gate", "forged")
@@ -28,14 +28,7 @@ STEPS = ("floor", "headers", "gate", "forged")
 
 def forged_queries(server, app, devices, work):
     """bench.py's forged step, on ztokens minted here."""
-    write_lines(os.path.join(work, "mint.txt"), [issuance_line(app, devices, number) for number in range(2000)])
-    wrk(server.url, [os.path.join(work, "mint.txt"), os.path.join(work, "ztokens")], 8, 3)
-    tokens = []
-    for name in sorted(os.listdir(work)):
-        if name.startswith("ztokens."):
-            with open(os.path.join(work, name)) as handle:
-                tokens += [text.strip() for text in handle if text.strip()]
-    assert tokens, "no ztokens minted"
+    tokens = mint_ztokens(server, app, devices, work, 2000, 8, 3)
     return forged_query_lines(tokens, {"Authorization": app.backend, "Content-Type": "application/json"})
 
 

@@ -9,9 +9,9 @@ and the CPU a query cost the server and the whole machine (PostgreSQL and wrk in
     bench/risk_ab.py --binary A --binary B [--rounds 2] [--steps 2] [--seconds 5]
 
 Each round starts its own cluster and server (bench.py's `Cluster` and `Server`), 256 devices, mints
-ztokens for its steps in an unmeasured run, stores 360,000 consumptions two days old, spread over the
-devices (as bench.py does before its risk query: without them, the first batches plan the read against
-empty statistics), and vacuums. Nothing is written to the docs: the figures are printed.
+ztokens for its steps in an unmeasured run, stores 360,000 consumptions and the velocity pairs they left,
+two days old, spread over the devices (bench.py's `seed_old_history`, as before its risk query: without
+them, the batches' connections plan the read against empty statistics), and vacuums. Nothing is written to the docs: the figures are printed.
 """
 import argparse
 import os
@@ -20,8 +20,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import (DEVICES, App, Cluster, Server, cpu_seconds, issuance_line, line, risk_query_line, start_devices,  # noqa: E402
-                   write_lines, wrk)
+from bench import (App, Cluster, Server, cpu_seconds, device_table, line, mint_ztokens, risk_query_line,  # noqa: E402
+                   seed_old_history, start_devices, write_lines, wrk)
 
 
 def machine_busy():
@@ -51,19 +51,10 @@ def one_round(binary, steps, seconds):
         app = App(server)
         devices = start_devices(server, app)
         numbers = {device: number for number, device in enumerate(devices)}
-        write_lines(os.path.join(work, "fresh.txt"), [issuance_line(app, devices, number) for number in range(150000)])
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], 32, 3 * steps * seconds)
-        tokens = []
-        for name in sorted(os.listdir(work)):
-            if name.startswith("ztokens."):
-                with open(os.path.join(work, name)) as handle:
-                    tokens += [text.strip() for text in handle if text.strip()]
+        tokens = mint_ztokens(server, app, devices, work, 150000, 32, 3 * steps * seconds)
         app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
-        cluster.sql("CREATE TABLE ab_devices (n integer PRIMARY KEY, device_id text)")
-        cluster.sql("INSERT INTO ab_devices VALUES " + ", ".join("(%d, '%s')" % (number, device) for number, device in enumerate(devices)))
-        cluster.sql("INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at) "
-                    "SELECT '%s', 'old-' || t, d.device_id, now() - interval '2 days', now() - interval '2 days' "
-                    "FROM generate_series(1, 360000) t JOIN ab_devices d ON d.n = t %% %d" % (app_id, DEVICES))
+        device_table(cluster, "ab_devices", devices)
+        seed_old_history(cluster, app_id, "ab_devices", 360000)
         cluster.sql("VACUUM ANALYZE")
         cluster.sql("CHECKPOINT")
         backend = {"Authorization": app.backend, "Content-Type": "application/json"}

@@ -10,6 +10,10 @@ import Testing
 @Suite struct BodyDeadlineTests {
     static let oneSecond: @Sendable (inout GatehouseConfiguration) -> Void = { $0.bodyTimeoutSeconds = 1 }
     static let twoSeconds: @Sendable (inout GatehouseConfiguration) -> Void = { $0.bodyTimeoutSeconds = 2 }
+    static let body = "{\"secret\":\"x\",\"response\":\"y\"}"
+    /// A siteverify head announcing exactly `body`.
+    static let siteverifyWithBody =
+        "POST /v1/captcha/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
     static let siteverify = "POST /v1/captcha/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
 
     @Test(arguments: TestStoreKind.available)
@@ -41,9 +45,7 @@ import Testing
         // Two seconds, so that a slow machine's 100 ms pause before the body stays well inside it.
         try await withServer(kind, configure: Self.twoSeconds) { server in
             let connection = try RawConnection(port: server.client.port!)
-            let body = "{\"secret\":\"x\",\"response\":\"y\"}"
-            let request =
-                "POST /v1/captcha/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            let (body, request) = (Self.body, Self.siteverifyWithBody)
             try connection.send(request)
             try await Task.sleep(for: .milliseconds(100))
             try connection.send(body)
@@ -63,9 +65,7 @@ import Testing
         // One alarm per connection, set for the first body (due at 2 s) and set again for later ones.
         try await withServer(kind, configure: Self.twoSeconds) { server in
             let connection = try RawConnection(port: server.client.port!)
-            let body = "{\"secret\":\"x\",\"response\":\"y\"}"
-            let request =
-                "POST /v1/captcha/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            let (body, request) = (Self.body, Self.siteverifyWithBody)
             try connection.send(request + body)
             let first = try await connection.readAnswer()
             #expect(!first.hasPrefix("HTTP/1.1 408") && first.hasPrefix("HTTP/1.1 "), "\(first)")

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Where a risk query's time goes: Gatehouse against PostgreSQL, and PostgreSQL statement by statement.
+
+Starts a cluster with `pg_stat_statements` (and, with `--explain`, `auto_explain` logging the plans of a
+few statements in a thousand, with their timings), a release server and bench.py's app and devices, mints
+ztokens in an unmeasured run, seeds the history the risk queries' reads are planned against (bench.py's
+`seed_old_history`; `--empty-history` leaves it out, as bench.py did before 2026-11-27), vacuums, warms
+for a second, and measures the risk query at 32 connections. Printed: the rate, the CPU a query cost the
+server and PostgreSQL's backends, and per statement its calls, rows, time in all and a query's share.
+
+    bench/risk_split.py --binary PATH [--seconds 10] [--empty-history] [--explain FILE]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import (DEVICES, App, Cluster, Server, cpu_seconds, device_table, mint_ztokens, risk_query_line,  # noqa: E402
+                   seed_old_history, start_devices, write_lines, wrk)
+
+
+def backends_cpu_seconds():
+    """CPU seconds of each PostgreSQL backend and helper process on the machine (titles 'postgres: ...'), by pid."""
+    seconds = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                if not handle.read().startswith(b"postgres:"):
+                    continue
+            with open("/proc/%s/stat" % pid) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return seconds
+
+
+def backends_used(before):
+    """CPU the backends used since `before`; a process that ended meanwhile (an autovacuum worker) is not counted."""
+    return sum(used - before.get(pid, 0.0) for pid, used in backends_cpu_seconds().items())
+
+
+def with_statistics(cluster, explain):
+    bindir = subprocess.run(["pg_config", "--bindir"], check=True, capture_output=True, text=True).stdout.strip()
+    cluster.sql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements', 'auto_explain'")
+    owner = ["runuser", "-u", os.environ.get("PG_CLUSTER_USER", "postgres"), "--"] if os.getuid() == 0 else []
+    subprocess.run(owner + [os.path.join(bindir, "pg_ctl"), "-D", os.path.join(cluster.directory, "data"), "-l",
+                            os.path.join(cluster.directory, "server.log"), "-w", "restart"], check=True, capture_output=True)
+    cluster.sql("CREATE EXTENSION pg_stat_statements")
+    if explain:
+        for setting in ("log_min_duration = 0", "log_analyze = on", "log_buffers = on", "sample_rate = 0.003"):
+            cluster.sql("ALTER SYSTEM SET auto_explain." + setting)
+        cluster.sql("SELECT pg_reload_conf()")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--empty-history", action="store_true")
+    parser.add_argument("--explain", help="copy PostgreSQL's log, with the sampled plans, to this file")
+    arguments = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="gatehouse-split-")
+    os.chmod(work, 0o755)
+    cluster = Cluster(work)
+    server = None
+    try:
+        with_statistics(cluster, arguments.explain)
+        server = Server(arguments.binary, cluster, work)
+        app = App(server)
+        devices = start_devices(server, app)
+        numbers = {device: number for number, device in enumerate(devices)}
+        tokens = mint_ztokens(server, app, devices, work, 10000 * arguments.seconds, 32, 2 * arguments.seconds + 2)
+        app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
+        device_table(cluster, "split_devices", devices)
+        if not arguments.empty_history:
+            seed_old_history(cluster, app_id, "split_devices", 360000)
+        cluster.sql("VACUUM ANALYZE")
+        cluster.sql("CHECKPOINT")
+        backend = {"Authorization": app.backend, "Content-Type": "application/json"}
+        warm, measured = os.path.join(work, "warm.txt"), os.path.join(work, "query.txt")
+        write_lines(warm, [risk_query_line(backend, numbers, token) for token in tokens[:2000]])
+        write_lines(measured, [risk_query_line(backend, numbers, token) for token in tokens[2000:]])
+        wrk(server.url, [warm, ""], 32, 1)
+        cluster.sql("SELECT pg_stat_statements_reset()")
+        server_before, backends_before = cpu_seconds(server.process.pid), backends_cpu_seconds()
+        result = wrk(server.url, [measured, ""], 32, arguments.seconds)
+        queries = max(1, result["requests"])
+        assert result["non2xx"] == 0 and queries < len(tokens) - 2000, "answers not all 2xx, or tokens ran out: %s" % result
+        print("risk query %.0f req/s (%s devices, %s); a query cost the server %.0f us of CPU, PostgreSQL's processes %.0f us (those alive at the end)" % (
+            result["rate"], DEVICES, "history left empty" if arguments.empty_history else "old history seeded",
+            1e6 * (cpu_seconds(server.process.pid) - server_before) / queries, 1e6 * backends_used(backends_before) / queries))
+        print("calls | rows | ms in all | us a query | ms a call | statement")
+        print(cluster.sql(
+            "SELECT calls || ' | ' || rows || ' | ' || round(total_exec_time::numeric, 1) || ' | ' || round((total_exec_time * 1000 / %d)::numeric, 1)"
+            " || ' | ' || round(mean_exec_time::numeric, 3) || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 90)"
+            " FROM pg_stat_statements WHERE calls > 10 ORDER BY total_exec_time DESC LIMIT 6" % queries))
+    finally:
+        if server:
+            server.stop()
+        if arguments.explain:
+            shutil.copy(os.path.join(cluster.directory, "server.log"), arguments.explain)
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
