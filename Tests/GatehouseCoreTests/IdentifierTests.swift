@@ -129,6 +129,9 @@ import Testing
             // 16 zero bytes expected in 4 KiB, 4 the deviation: a part left unfilled shows as hundreds.
             #expect(draw.filter { $0 == 0 }.count < 64, "a draw's bytes are not all filled")
         }
+        // A size that is not a whole number of the generator's 8-byte words is filled to its end, no further.
+        let odd = RandomPool.draw(4_093, fromDevice: fromDevice)
+        #expect(odd.count == 4_093 && odd.suffix(40).contains { $0 != 0 })
     }
 
     @Test func aUUIDsTextIsFoundationsInLowerCase() {

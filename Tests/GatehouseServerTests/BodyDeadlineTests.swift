@@ -69,11 +69,11 @@ import Testing
             try connection.send(request + body)
             let first = try await connection.readAnswer()
             #expect(!first.hasPrefix("HTTP/1.1 408") && first.hasPrefix("HTTP/1.1 "), "\(first)")
-            // The second body starts at 1.5 s and ends at 2.5 s: after the first body's alarm rang,
-            // inside its own deadline (3.5 s).
-            try await Task.sleep(for: .milliseconds(1_500))
+            // The second body starts at 1.8 s and ends at 2.3 s: after the first body's alarm rang (2 s),
+            // 1.5 s inside its own deadline (3.8 s). A slower machine only starts it later.
+            try await Task.sleep(for: .milliseconds(1_800))
             try connection.send(request + "{\"secret\":")
-            try await Task.sleep(for: .milliseconds(1_000))
+            try await Task.sleep(for: .milliseconds(500))
             try connection.send(String(body.dropFirst("{\"secret\":".count)))
             let second = try await connection.readAnswer()
             #expect(!second.hasPrefix("HTTP/1.1 408") && second.hasPrefix("HTTP/1.1 "), "\(second)")

@@ -70,7 +70,11 @@ final class RandomPool: Sendable {
         #endif
         var generator = SystemRandomNumberGenerator()
         bytes.withUnsafeMutableBytes { raw in
-            for offset in stride(from: 0, to: count, by: 8) { raw.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self) }
+            for offset in stride(from: 0, to: count, by: 8) {
+                withUnsafeBytes(of: generator.next() as UInt64) { word in
+                    raw[offset..<min(offset + 8, count)].copyBytes(from: word.prefix(count - offset))
+                }
+            }
         }
         return bytes
     }

@@ -18,7 +18,7 @@ struct EventLoopRiskRefusals: Sendable {
     /// The decision's 200 for a whole request, or nil to pass it on. A body the router would refuse
     /// (its media type, malformed JSON, a missing, unknown or mistyped field) gets the router's problem
     /// here, once the credential holds: deciding that takes no more than the refusal.
-    func answer(_ request: HTTPRequest, body: ByteBuffer, requestID: String) -> (HTTPResponse, ByteBuffer)? {
+    func answer(_ request: HTTPRequest, body: ByteBuffer, requestID: () -> String) -> (HTTPResponse, ByteBuffer)? {
         guard case .success(let presented) = BackendCredentials.presented(inAuthorization: request.headerFields.value(.authorization)),
             let admitted = apps.admitBackendInMemory(appKey: presented.appKey, secret: presented.secret)
         else { return nil }
@@ -26,7 +26,7 @@ struct EventLoopRiskRefusals: Sendable {
         do {
             input = try RiskQueryBody.decode(body, contentType: request.headerFields.value(.contentType))
         } catch {
-            return error.rendered(requestID: requestID)
+            return error.rendered(requestID: requestID())
         }
         guard
             let recorded = risk.refusedInMemory(

@@ -60,7 +60,14 @@ struct EventLoopAnswers: Sendable {
     /// The answer to a whole request, or nil to pass it on. `peer` is asked only for the access log's line.
     func answer(_ request: HTTPRequest, body: ByteBuffer?, peer: () -> SocketAddress?) -> (HTTPResponse, ByteBuffer?)? {
         let start = ContinuousClock.now
-        let requestID = RequestIDMiddleware.acceptable(request.headerFields.value(RequestIDMiddleware.header)) ?? UUID.random().text
+        // Made when an answer needs it (a problem's body, the header), not for a request passed on.
+        var madeID: String?
+        func requestID() -> String {
+            if let madeID { return madeID }
+            let id = RequestIDMiddleware.acceptable(request.headerFields.value(RequestIDMiddleware.header)) ?? UUID.random().text
+            madeID = id
+            return id
+        }
         let route: String
         var answer: (HTTPResponse, ByteBuffer?)
         switch request.method {
@@ -73,12 +80,13 @@ struct EventLoopAnswers: Sendable {
         default:
             return nil
         }
-        answer.0.headerFields[RequestIDMiddleware.header] = requestID
+        let identified = requestID()
+        answer.0.headerFields[RequestIDMiddleware.header] = identified
         answered[route]?.increment()
         metrics.record(route: route, method: request.method, status: answer.0.status, since: start)
         if logger.logLevel <= .info {
             var logger = logger
-            logger[metadataKey: RequestIDMiddleware.metadataKey] = .string(requestID)
+            logger[metadataKey: RequestIDMiddleware.metadataKey] = .string(identified)
             let client = ClientAddress.resolve(
                 peer: peer()?.ipAddress,
                 forwardedFor: request.headerFields[values: ClientAddressMiddleware.forwardedFor].joined(separator: ","),
