@@ -123,7 +123,7 @@ enum Peers {
                 access_log \(root)/logs/access.log;
                 client_body_temp_path \(root)/body; proxy_temp_path \(root)/proxy;
                 fastcgi_temp_path \(root)/fastcgi; uwsgi_temp_path \(root)/uwsgi; scgi_temp_path \(root)/scgi;
-                upstream gatehouse { \(upstreams) keepalive 8; }
+                upstream gatehouse { \(upstreams) keepalive 8; keepalive_timeout 10s; }
                 upstream app_api { server \(appAPI.host!):\(appAPI.port!); }
                 server {
                     listen 127.0.0.1:\(gatePort);
