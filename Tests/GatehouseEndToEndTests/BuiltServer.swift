@@ -55,6 +55,10 @@ struct BuiltServer: Sendable {
             var environment = [
                 "GATEHOUSE_MASTER_KEY": Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString(),
                 "GATEHOUSE_LOG_LEVEL": "warning",
+                // As `testConfiguration`: a test's client keeps its connections and does not reconnect, and
+                // under the whole suite's load a pause between its requests passed the 15 s default
+                // (ScaleOutTests: "I/O on closed channel", remoteConnectionClosed, 2026-11-27).
+                "GATEHOUSE_IDLE_TIMEOUT_SECONDS": "300",
                 // moto listens on loopback over plain http.
                 "GATEHOUSE_STS_PRIVATE_ENDPOINTS": "true",
             ].merging(extra) { _, given in given }
