@@ -6,7 +6,7 @@ For a change to the risk query's path whose effect is smaller than this machine'
 and then the risk query in 5 s steps, and the summary compares the means of the rate against the floor,
 and the CPU a query cost the server and the whole machine (PostgreSQL and wrk included).
 
-    bench/risk_ab.py --binary A --binary B [--rounds 2] [--steps 2] [--seconds 5]
+    bench/risk_ab.py --binary A --binary B [--rounds 2] [--steps 2] [--seconds 5] [--paced]
 
 Each round starts its own cluster and server (bench.py's `Cluster` and `Server`), 256 devices, mints
 ztokens for its steps in an unmeasured run, stores 360,000 consumptions and the velocity pairs they left,
@@ -41,7 +41,7 @@ def measure(server, path, seconds):
     return result
 
 
-def one_round(binary, steps, seconds):
+def one_round(binary, steps, seconds, paced):
     work = tempfile.mkdtemp(prefix="gatehouse-ab-")
     os.chmod(work, 0o755)
     cluster = Cluster(work)
@@ -60,7 +60,7 @@ def one_round(binary, steps, seconds):
         backend = {"Authorization": app.backend, "Content-Type": "application/json"}
         write_lines(os.path.join(work, "live.txt"), [line("GET", "/health/live", {})])
         floor = measure(server, os.path.join(work, "live.txt"), seconds)
-        share = len(tokens) // steps
+        share = len(tokens) // (steps + 1 if paced else steps)
         measured = []
         for step in range(steps):
             path = os.path.join(work, "query-%d.txt" % step)
@@ -69,6 +69,14 @@ def one_round(binary, steps, seconds):
             assert result["non2xx"] == 0 and result["requests"] < share, "answers not all 2xx, or tokens ran out: %s" % result
             measured.append(result)
             time.sleep(1)
+        if paced:
+            # As bench.py's paced step: each connection pauses so that the rate is at most half the peak.
+            path = os.path.join(work, "query-paced.txt")
+            write_lines(path, [risk_query_line(backend, numbers, token) for token in tokens[steps * share:]])
+            peak = sum(step["rate"] for step in measured) / len(measured)
+            result = wrk(server.url, [path, ""], 32, seconds, max(1, round(1000 * 32 / (peak / 2))))
+            assert result["non2xx"] == 0, "paced answers not all 2xx: %s" % result
+            measured[-1]["paced"] = result
         return floor, measured
     finally:
         if server:
@@ -82,16 +90,18 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--paced", action="store_true", help="after the steps, one step paced to half their rate: its p50 and p99")
     arguments = parser.parse_args()
     results = {binary: [] for binary in arguments.binary}
     for round_number in range(arguments.rounds):
         for binary in arguments.binary:
-            floor, steps = one_round(binary, arguments.steps, arguments.seconds)
+            floor, steps = one_round(binary, arguments.steps, arguments.seconds, arguments.paced)
             results[binary].append((floor, steps))
             print("round %d %s: floor %.0f req/s; risk query %s" % (
                 round_number + 1, binary, floor["rate"], ", ".join(
                     "%.0f req/s (server %.0f us, machine %.0f us a query)" % (step["rate"], step["server_us"], step["machine_us"])
-                    for step in steps)), flush=True)
+                    for step in steps) + ("; paced %.0f req/s, p50 %.2f ms, p99 %.2f ms" % (
+                        steps[-1]["paced"]["rate"], steps[-1]["paced"]["p50_ms"], steps[-1]["paced"]["p99_ms"]) if arguments.paced else "")), flush=True)
     for binary, rounds in results.items():
         steps = [step for _, measured in rounds for step in measured]
         rate = sum(step["rate"] for step in steps) / len(steps)
@@ -99,6 +109,10 @@ def main():
         print("%s: risk query %.0f req/s, %.4f of the floor (%.0f req/s); server %.0f us, machine %.0f us a query" % (
             binary, rate, rate / floor, floor, sum(step["server_us"] for step in steps) / len(steps),
             sum(step["machine_us"] for step in steps) / len(steps)))
+        if arguments.paced:
+            paced = [measured[-1]["paced"] for _, measured in rounds]
+            print("%s: paced to half, p50 %s ms, p99 %s ms" % (
+                binary, ", ".join("%.2f" % step["p50_ms"] for step in paced), ", ".join("%.2f" % step["p99_ms"] for step in paced)))
 
 
 if __name__ == "__main__":

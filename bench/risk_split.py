@@ -8,14 +8,20 @@ ztokens in an unmeasured run, seeds the history the risk queries' reads are plan
 for a second, and measures the risk query at 32 connections. Printed: the rate, the CPU a query cost the
 server and PostgreSQL's backends, and per statement its calls, rows, time in all and a query's share.
 
-    bench/risk_split.py --binary PATH [--seconds 10] [--empty-history] [--explain FILE]
+    bench/risk_split.py --binary PATH [--seconds 10] [--empty-history] [--explain FILE] [--lone N]
+
+With `--lone N`, N queries are sent one after another on one connection instead (each waits for the
+last's answer, so every batch holds one query): their latency p50 / p90 / p99, and the statements'
+times, are what a query costs when nothing queues.
 """
 import argparse
+import http.client
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import (DEVICES, App, Cluster, Server, cpu_seconds, device_table, mint_ztokens, risk_query_line,  # noqa: E402
@@ -56,12 +62,34 @@ def with_statistics(cluster, explain):
         cluster.sql("SELECT pg_reload_conf()")
 
 
+def lone_queries(server, lines):
+    """The queries of `lines` (bench.py's request lines), one at a time on one kept connection."""
+    host, port = server.url[len("http://"):].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    latencies, failures, started = [], 0, time.monotonic()
+    for text in lines:
+        method, path, headers, body = text.split("\t")
+        sent = time.monotonic()
+        connection.request(method, path, body=body.encode(), headers=dict(header.split(": ", 1) for header in headers.split("\x1f")))
+        response = connection.getresponse()
+        response.read()
+        latencies.append((time.monotonic() - sent) * 1000)
+        failures += not 200 <= response.status < 300
+    ordered = sorted(latencies)
+
+    def percentile(share):
+        return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+    return {"requests": len(lines), "rate": len(lines) / (time.monotonic() - started), "non2xx": failures,
+            "p50_ms": percentile(0.5), "p90_ms": percentile(0.9), "p99_ms": percentile(0.99)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", required=True)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--empty-history", action="store_true")
     parser.add_argument("--explain", help="copy PostgreSQL's log, with the sampled plans, to this file")
+    parser.add_argument("--lone", type=int, help="send this many queries one at a time instead")
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="gatehouse-split-")
     os.chmod(work, 0o755)
@@ -87,11 +115,16 @@ def main():
         wrk(server.url, [warm, ""], 32, 1)
         cluster.sql("SELECT pg_stat_statements_reset()")
         server_before, backends_before = cpu_seconds(server.process.pid), backends_cpu_seconds()
-        result = wrk(server.url, [measured, ""], 32, arguments.seconds)
+        if arguments.lone:
+            result = lone_queries(server, [risk_query_line(backend, numbers, token) for token in tokens[2000:2000 + arguments.lone]])
+        else:
+            result = wrk(server.url, [measured, ""], 32, arguments.seconds)
         queries = max(1, result["requests"])
         assert result["non2xx"] == 0 and queries < len(tokens) - 2000, "answers not all 2xx, or tokens ran out: %s" % result
-        print("risk query %.0f req/s (%s devices, %s); a query cost the server %.0f us of CPU, PostgreSQL's processes %.0f us (those alive at the end)" % (
-            result["rate"], DEVICES, "history left empty" if arguments.empty_history else "old history seeded",
+        print("risk query %.0f req/s, latency p50 / p90 / p99 %.2f / %.2f / %.2f ms (%s devices, %s); a query cost the server %.0f us of CPU, "
+              "PostgreSQL's processes %.0f us (those alive at the end)" % (
+            result["rate"], result["p50_ms"], result["p90_ms"] if arguments.lone else float("nan"), result["p99_ms"], DEVICES,
+            "history left empty" if arguments.empty_history else "old history seeded",
             1e6 * (cpu_seconds(server.process.pid) - server_before) / queries, 1e6 * backends_used(backends_before) / queries))
         print("calls | rows | ms in all | us a query | ms a call | statement")
         print(cluster.sql(

@@ -141,6 +141,35 @@ import Testing
             #expect(checked.state == .forged, "\(candidate)")
             #expect(checked.claims == nil)
         }
+        #expect(keys.provenDeviceKeys.count == 0, "no forged token keeps a key")
+        // With the device's key kept, after one valid token, the same tokens are still forged.
+        #expect(check(token).state == .fresh && keys.provenDeviceKeys.count == 1)
+        for candidate in candidates { #expect(check(candidate).state == .forged, "\(candidate)") }
+        #expect(keys.provenDeviceKeys.count == 1)
+    }
+
+    @Test func aKeptDeviceKeyJudgesAsTheDerivedOneDoes() {
+        let token = mint()
+        let other = try! AccountID(validating: "other")
+        let derived = [check(token).state, check(token, account: other).state, check(mint(epoch: 4)).state]
+        #expect(derived == [.fresh, .wrongAccount, .fresh])
+        #expect(keys.provenDeviceKeys.count == 2, "epochs 3 and 4")
+        let kept = [check(token).state, check(token, account: other).state, check(mint(epoch: 4)).state]
+        #expect(kept == derived)
+        // Another app's check of the same device and epoch finds no key of this app's.
+        #expect(check(token, app: AppID(UUID())).state == .wrongApp)
+    }
+
+    @Test func keptDeviceKeysAreBounded() {
+        let kept = ProvenDeviceKeys()
+        let key = HMAC<SHA256>(key: SymmetricKey(size: .bits256))
+        for number in 0..<(ProvenDeviceKeys.bound + 10) {
+            kept.remember(
+                key,
+                for: .init(app: app, device: withUnsafeBytes(of: UInt64(number)) { Array($0) + Array(repeating: 0, count: 8) }, epoch: 1)
+            )
+        }
+        #expect(kept.count <= ProvenDeviceKeys.bound && kept.count > 0)
     }
 }
 

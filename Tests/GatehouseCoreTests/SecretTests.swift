@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -142,5 +143,16 @@ extension Array where Element == UInt8 {
     func contains(subsequence: [UInt8]) -> Bool {
         guard subsequence.count <= count else { return false }
         return (0...(count - subsequence.count)).contains { Array(self[$0..<($0 + subsequence.count)]) == subsequence }
+    }
+}
+
+@Suite struct ServerKeyDerivationTests {
+    /// Devices hold keys derived this way (`ZToken.deviceKey`): the bytes fed must stay the parts joined
+    /// by a newline. The expected values are Python's `hmac.new(key, "\n".join(parts).encode(), sha256)`.
+    @Test func aMACIsOverThePartsJoinedByNewlines() {
+        let key = SymmetricKey(data: Array(repeating: UInt8(7), count: 32))
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(ServerKeys.mac(key, ["app", "é", "", "3"])) == "be5eba0a097c5446febb1cfca1946bccbfafdb2d972f33ce3f84e5afb27155f0")
+        #expect(hex(ServerKeys.mac(key, [])) == "9dac6a74401b46ed9b489d0e19d68d1b13cc6b5090352fdcfa5bd74df4e69d87")
     }
 }

@@ -140,7 +140,7 @@ import Testing
             #expect(text.contains("gatehouse_http_request_duration_seconds_bucket"))
             #expect(text.contains("gatehouse_db_pool_capacity"))
             // The group commits' pool is PostgreSQL's alone; on SQLite they share the one connection.
-            #expect(text.contains("gatehouse_db_batch_pool_capacity 8") == (kind == .postgres), "\(text)")
+            #expect(text.contains("gatehouse_db_batch_pool_capacity 4") == (kind == .postgres), "\(text)")
         }
     }
 }

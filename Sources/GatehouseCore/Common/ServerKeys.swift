@@ -15,6 +15,8 @@ public struct ServerKeys: Sendable {
     let ztokenDeviceRootKeyed: HMAC<SHA256>
     /// Each app's ztoken tag, computed once: every risk query and minted token needs its app's.
     let appTags = AppTags()
+    /// The ztoken keys of devices that have shown a token with a valid MAC (`ZToken.check`).
+    let provenDeviceKeys = ProvenDeviceKeys()
 
     public init(box: SecretBox) {
         ztoken = box.derivedKey(purpose: "ztoken-mac-v1")
@@ -30,10 +32,19 @@ public struct ServerKeys: Sendable {
 
     /// The same under a key whose HMAC is set up already.
     static func mac(_ keyed: HMAC<SHA256>, _ parts: [String]) -> [UInt8] {
+        // The parts and their separators are fed as they are, the same bytes as the parts joined by
+        // "\n", without building the joined text: every risk query derives its device's key here,
+        // forged ones included.
         var authenticator = keyed
-        authenticator.update(data: Array(parts.joined(separator: "\n").utf8))
+        for (index, part) in parts.enumerated() {
+            if index > 0 { authenticator.update(data: newline) }
+            var part = part
+            part.withUTF8 { authenticator.update(data: UnsafeRawBufferPointer($0)) }
+        }
         return Array(authenticator.finalize())
     }
+
+    private static let newline: [UInt8] = [0x0A]
 }
 
 /// The apps' ztoken tags (`ZToken.appTag`), kept once computed. Apps are few and operator-made; the
@@ -51,4 +62,34 @@ final class AppTags: Sendable {
         }
         return tag
     }
+}
+
+/// Devices' ztoken keys, set up for HMAC, kept once a token's MAC has proved them: a device's next
+/// tokens, and the same token checked again by the router after the event loop (a fresh token is
+/// checked by both), skip the key's derivation, which was a third of a token's check (docs/PERFORMANCE.md).
+/// Only a valid MAC puts a key here, so forged tokens, whatever devices they name, cost what they did
+/// and cannot fill it; the bound only keeps many devices' keys from growing it without end, and a
+/// key dropped is derived again.
+final class ProvenDeviceKeys: Sendable {
+    struct Device: Hashable {
+        let app: AppID
+        let device: [UInt8]
+        let epoch: UInt32
+    }
+
+    private let keys = Mutex<[Device: HMAC<SHA256>]>([:])
+    static let bound = 8192
+
+    func key(for device: Device) -> HMAC<SHA256>? {
+        keys.withLock { $0[device] }
+    }
+
+    func remember(_ key: HMAC<SHA256>, for device: Device) {
+        keys.withLock { keys in
+            if keys.count >= Self.bound { keys.removeAll() }
+            keys[device] = key
+        }
+    }
+
+    var count: Int { keys.withLock { $0.count } }
 }

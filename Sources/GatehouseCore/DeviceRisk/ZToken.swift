@@ -123,10 +123,13 @@ public enum ZToken {
         guard constantTimeEquals(fields.appTag, appTag(app, keys: keys)) else { return (.wrongApp, nil) }
         let device = DeviceID(bytes: fields.deviceID)
         // One HMAC set-up for the device's key serves the MAC and the account tag.
-        let keyed = HMAC<SHA256>(key: deviceMACKey(app: app, device: device, epoch: fields.keyEpoch, keys: keys))
+        let proven = ProvenDeviceKeys.Device(app: app, device: fields.deviceID, epoch: fields.keyEpoch)
+        let known = keys.provenDeviceKeys.key(for: proven)
+        let keyed = known ?? HMAC<SHA256>(key: deviceMACKey(app: app, device: device, epoch: fields.keyEpoch, keys: keys))
         guard constantTimeEquals(ZTokenFormat.mac(fields.signedBytes, using: keyed), fields.mac),
             let eventID = try? EventID(validating: fields.eventID)
         else { return (.forged, nil) }
+        if known == nil { keys.provenDeviceKeys.remember(keyed, for: proven) }
         let claims = ZTokenClaims(
             tokenID: Base64URL.encode(fields.tokenID),
             issuedAt: Date(timeIntervalSince1970: TimeInterval(fields.issuedAt)),

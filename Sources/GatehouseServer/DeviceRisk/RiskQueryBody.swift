@@ -19,7 +19,8 @@ struct RiskQueryBody: Equatable {
         try JSONBody.requireJSON(contentType)
         guard let document = JSONValue.parse(Array(buffer.readableBytesView)) else { throw JSONBody.malformedJSON }
         guard let members = document.object else { throw invalid(nil, "Field '(body)' must be of the documented type.") }
-        if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+        // The keys are sorted only to name the same field whatever the body's order, when one is refused.
+        if members.keys.contains(where: { !known.contains($0) }), let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
             throw Problem(
                 .badRequest,
                 code: "unknown_field",
@@ -28,7 +29,7 @@ struct RiskQueryBody: Equatable {
                 field: unknown
             )
         }
-        if let null = members.keys.sorted().first(where: { members[$0] == .null }) {
+        if members.values.contains(.null), let null = members.keys.sorted().first(where: { members[$0] == .null }) {
             throw invalid(null, "Field '\(null)' may not be null; omit it instead.")
         }
         if let missing = required.first(where: { members[$0] == nil }) { throw invalid(missing, "Missing field '\(missing)'.") }

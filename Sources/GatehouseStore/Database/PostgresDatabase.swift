@@ -83,8 +83,13 @@ final class PostgresDatabase: SQLDatabase {
         let (logger, batches) = (logger, batches)
         do {
             return try await onChosenHost { client in
-                try await client.withTransaction(logger: logger) { connection in
-                    try await body(PostgresConnectionDatabase(connection: connection, logger: logger, plansGenerically: batches))
+                try await client.withConnection { connection in
+                    // A batch's statements and what it computes between them run on the connection's loop.
+                    try await withTaskExecutorPreference(batches ? EventLoopTaskExecutor(connection.eventLoop) : nil) {
+                        try await connection.withTransaction(logger: logger) { connection in
+                            try await body(PostgresConnectionDatabase(connection: connection, logger: logger, plansGenerically: batches))
+                        }
+                    }
                 }
             }
         } catch let error as PostgresTransactionError {

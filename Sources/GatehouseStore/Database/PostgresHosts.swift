@@ -35,7 +35,7 @@ final class PostgresHosts: Sendable {
 
     /// Connections of each host's batch pool: one per group-commit writer, half the nonces' and half
     /// the consumptions' (`SQLDeviceRiskStore.batchWriters`).
-    static let batchConnections = 8
+    static let batchConnections = 4
 
     init(
         clients: [PostgresClient],

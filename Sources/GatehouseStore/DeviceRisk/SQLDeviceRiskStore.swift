@@ -45,6 +45,12 @@ public final class SQLDeviceRiskStore: CapabilityStore {
 
     /// Statements of one kind in flight at once, on the batch pools' connections: the nonces' and the
     /// consumptions' writers together fill `PostgresHosts.batchConnections`, so none waits for a connection.
+    /// Two, not four: a writer that starts while another's batch is in flight splits the queue
+    /// between smaller batches, and each batch costs the server and PostgreSQL its round trips and
+    /// its statements' start whatever its size. At 32 connections of risk queries on 2 cores, two
+    /// writers answered 1,780 queries a second against four's 1,574, at 979 µs of the machine's CPU
+    /// a query against 1,188; one writer left the CPU idle, waiting on its own round trips (1,610 a
+    /// second; `bench/risk_ab.py`, docs/PERFORMANCE.md).
     static let batchWriters = PostgresHosts.batchConnections / 2
 }
 

@@ -1,0 +1,20 @@
+import NIOCore
+
+/// Runs a task's jobs on one NIO event loop. A group commit's transaction runs on its connection's
+/// loop, so that each statement's answer resumes the writer on the thread that read it, instead of
+/// waking one of Swift's pool threads for it: four round trips a batch, each a futex wake, were a
+/// seventh of the server's CPU for a lone risk query on this machine's virtual CPUs
+/// (docs/PERFORMANCE.md). What the writer computes between statements (the batch's decisions) runs on
+/// that loop too, a few microseconds a query.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
