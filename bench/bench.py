@@ -211,12 +211,17 @@ def mint_ztokens(server, app, devices, work, count, connections, seconds):
     """Up to `count` ztokens from an unmeasured issuance run of `seconds`, in the order they came."""
     write_lines(os.path.join(work, "mint.txt"), [issuance_line(app, devices, number) for number in range(count)])
     wrk(server.url, [os.path.join(work, "mint.txt"), os.path.join(work, "ztokens")], connections, seconds)
+    return captured_ztokens(work)
+
+
+def captured_ztokens(work):
+    """The ztokens an issuance run's wrk threads wrote to WORK/ztokens.<thread>, in the threads' order."""
     tokens = []
     for name in sorted(os.listdir(work)):
         if name.startswith("ztokens."):
             with open(os.path.join(work, name)) as handle:
                 tokens += [text.strip() for text in handle if text.strip()]
-    assert tokens, "no ztokens minted"
+    assert tokens, "the issuance run captured no ztokens"
     return tokens
 
 
@@ -439,12 +444,7 @@ def main():
         # Enough for the six risk-query steps (each a share of them, below); the smoke run's debug build
         # mints slower (about 1,200 a second), for longer.
         wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (15 if arguments.smoke else 10) * duration)
-        tokens = []
-        for name in sorted(os.listdir(work)):
-            if name.startswith("ztokens."):
-                with open(os.path.join(work, name)) as handle:
-                    tokens += [text.strip() for text in handle if text.strip()]
-        assert tokens, "the issuance run captured no ztokens"
+        tokens = captured_ztokens(work)
 
         # 4. Risk queries, each consuming one ztoken.
         # pgbench running the statements a risk query runs (rules and lists come from the instance's

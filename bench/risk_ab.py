@@ -76,8 +76,8 @@ def one_round(binary, steps, seconds, paced):
             peak = sum(step["rate"] for step in measured) / len(measured)
             result = wrk(server.url, [path, ""], 32, seconds, max(1, round(1000 * 32 / (peak / 2))))
             assert result["non2xx"] == 0, "paced answers not all 2xx: %s" % result
-            measured[-1]["paced"] = result
-        return floor, measured
+            return floor, measured, result
+        return floor, measured, None
     finally:
         if server:
             server.stop()
@@ -95,22 +95,22 @@ def main():
     results = {binary: [] for binary in arguments.binary}
     for round_number in range(arguments.rounds):
         for binary in arguments.binary:
-            floor, steps = one_round(binary, arguments.steps, arguments.seconds, arguments.paced)
-            results[binary].append((floor, steps))
+            floor, steps, paced = one_round(binary, arguments.steps, arguments.seconds, arguments.paced)
+            results[binary].append((floor, steps, paced))
             print("round %d %s: floor %.0f req/s; risk query %s" % (
                 round_number + 1, binary, floor["rate"], ", ".join(
                     "%.0f req/s (server %.0f us, machine %.0f us a query)" % (step["rate"], step["server_us"], step["machine_us"])
                     for step in steps) + ("; paced %.0f req/s, p50 %.2f ms, p99 %.2f ms" % (
-                        steps[-1]["paced"]["rate"], steps[-1]["paced"]["p50_ms"], steps[-1]["paced"]["p99_ms"]) if arguments.paced else "")), flush=True)
+                        paced["rate"], paced["p50_ms"], paced["p99_ms"]) if paced else "")), flush=True)
     for binary, rounds in results.items():
-        steps = [step for _, measured in rounds for step in measured]
+        steps = [step for _, measured, _ in rounds for step in measured]
         rate = sum(step["rate"] for step in steps) / len(steps)
-        floor = sum(floor["rate"] for floor, _ in rounds) / len(rounds)
+        floor = sum(floor["rate"] for floor, _, _ in rounds) / len(rounds)
         print("%s: risk query %.0f req/s, %.4f of the floor (%.0f req/s); server %.0f us, machine %.0f us a query" % (
             binary, rate, rate / floor, floor, sum(step["server_us"] for step in steps) / len(steps),
             sum(step["machine_us"] for step in steps) / len(steps)))
         if arguments.paced:
-            paced = [measured[-1]["paced"] for _, measured in rounds]
+            paced = [paced for _, _, paced in rounds]
             print("%s: paced to half, p50 %s ms, p99 %s ms" % (
                 binary, ", ".join("%.2f" % step["p50_ms"] for step in paced), ", ".join("%.2f" % step["p99_ms"] for step in paced)))
 

@@ -19,8 +19,8 @@ struct RiskQueryBody: Equatable {
         try JSONBody.requireJSON(contentType)
         guard let document = JSONValue.parse(Array(buffer.readableBytesView)) else { throw JSONBody.malformedJSON }
         guard let members = document.object else { throw invalid(nil, "Field '(body)' must be of the documented type.") }
-        // The keys are sorted only to name the same field whatever the body's order, when one is refused.
-        if members.keys.contains(where: { !known.contains($0) }), let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+        // The least name, not the first seen: the same field is named whatever the body's order.
+        if let unknown = members.keys.filter({ !known.contains($0) }).min() {
             throw Problem(
                 .badRequest,
                 code: "unknown_field",
@@ -29,7 +29,7 @@ struct RiskQueryBody: Equatable {
                 field: unknown
             )
         }
-        if members.values.contains(.null), let null = members.keys.sorted().first(where: { members[$0] == .null }) {
+        if let null = members.compactMap({ $0.value == .null ? $0.key : nil }).min() {
             throw invalid(null, "Field '\(null)' may not be null; omit it instead.")
         }
         if let missing = required.first(where: { members[$0] == nil }) { throw invalid(missing, "Missing field '\(missing)'.") }
