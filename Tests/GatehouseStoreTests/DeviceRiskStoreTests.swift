@@ -370,8 +370,8 @@ import Testing
                 let batch = try (0..<size).map { number in
                     try pending(try keys(app, try mint(app: app, device: device), account: "u\(number % 2 + 1)"))
                 }
-                for consuming in [false, true] {
-                    let statement = SQLDeviceRiskStore.consumptionReadStatement(batch, dialect: .postgres, consuming: consuming)
+                for pages in [false, true] {
+                    let statement = SQLDeviceRiskStore.consumptionReadStatement(batch, dialect: .postgres, pages: pages)
                     let custom = try await store.database.query("EXPLAIN \(statement)")
                     // The statement is prepared: after a few runs PostgreSQL may keep one generic plan, made
                     // without the parameters' values. That plan must walk the indexes too.

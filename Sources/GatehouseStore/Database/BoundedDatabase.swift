@@ -39,6 +39,11 @@ struct BoundedDatabase: SQLDatabase {
         return try await BoundedWait.run(within: limit) { try await inner.transaction(body) }
     }
 
+    func onOneConnection<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let inner = inner
+        return try await BoundedWait.run(within: limit) { try await inner.onOneConnection(body) }
+    }
+
     func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await inner.withMigrationLock(body)
     }

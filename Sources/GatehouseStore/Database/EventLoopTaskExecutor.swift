@@ -1,6 +1,6 @@
 import NIOCore
 
-/// Runs a task's jobs on one NIO event loop. A group commit's transaction runs on its connection's
+/// Runs a task's jobs on one NIO event loop. A group commit's batch runs on its connection's
 /// loop, so that each statement's answer resumes the writer on the thread that read it, instead of
 /// waking one of Swift's pool threads for it: four round trips a batch, each a futex wake, were a
 /// seventh of the server's CPU for a lone risk query on this machine's virtual CPUs

@@ -13,6 +13,10 @@ protocol SQLDatabase: Sendable {
     /// Runs `body` in one transaction: all of its writes land, or none.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
 
+    /// Runs `body`'s statements on one connection, each committed on its own (no transaction): for
+    /// work whose writes are one statement, which is atomic by itself.
+    func onOneConnection<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+
     /// Runs `body` holding the cluster-wide migration lock, on one pinned connection.
     func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
 
@@ -33,6 +37,10 @@ protocol SQLDatabase: Sendable {
 }
 
 extension SQLDatabase {
+    func onOneConnection<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await body(self)
+    }
+
     var forBatches: any SQLDatabase { self }
     var plansGenerically: Bool { false }
 }

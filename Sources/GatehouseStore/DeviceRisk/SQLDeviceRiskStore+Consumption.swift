@@ -17,33 +17,46 @@ struct PendingConsumption: Sendable {
 }
 
 /// Risk queries with fresh tokens, in group commits: the queries that arrive while a batch is in
-/// flight are read, consumed, judged and stored together in one transaction (their devices and
-/// velocity counts in one read, the consumptions in one `INSERT ... ON CONFLICT DO NOTHING`, on
-/// PostgreSQL in the read's own statement, the velocity pairs in one upsert, the decisions in one
-/// insert), and every caller returns once that transaction has committed. A token shown twice in one
-/// batch, or already consumed, finds its id taken and is judged `replayed`.
+/// flight are read, consumed, judged and stored together, and every caller returns once the batch's
+/// consumptions and decisions have committed. On PostgreSQL (a batch judged by one set of thresholds,
+/// almost every batch) that is two statements and no transaction: one read, then one write holding
+/// every consumption, velocity pair and decision (`SQLDeviceRiskStore+ConsumingWrite`). Otherwise one
+/// transaction: the devices and velocity counts in one read per set of thresholds, the consumptions in
+/// one `INSERT ... ON CONFLICT DO NOTHING`, the velocity pairs in one upsert, the decisions in one
+/// insert. A token shown twice in one batch, or already consumed, is judged `replayed`.
 extension SQLDeviceRiskStore {
     static func consumeAndDecide(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws -> [RecordedRiskDecision] {
-        try await database.transaction { transaction in
-            // Each count leaves the batch's own tokens out: read before they are written, or in the same statement.
-            let (reads, consumed) = try await readAndConsume(pending, in: transaction)
+        if database.dialect == .postgres, readGroups(pending).count == 1 {
+            return try await database.onOneConnection { connection in try await consumeAndDecideInOneWrite(pending, in: connection) }
+        }
+        return try await database.transaction { transaction in
+            // Each count leaves the batch's own tokens out: read before they are written.
+            let reads = try await readForConsumption(pending, in: transaction)
+            let consumed = try await insertConsumptions(pending, in: transaction)
             let consumptions = try await consumptions(of: pending, consumed: consumed, in: transaction)
             var recorded: [RecordedRiskDecision] = []
             recorded.reserveCapacity(pending.count)
             var staleEdges: [VelocityEdge: Date] = [:]
             for ((item, read), consumption) in zip(zip(pending, reads), consumptions) {
-                let facts = RiskFacts(consumption: consumption, device: read.device, velocity: read.velocity, policy: item.policy, rules: item.rules)
-                recorded.append(RecordedRiskDecision(record: RiskEngine.decide(item.query, facts: facts, id: UUID.random()), facts: facts))
-                guard case .consumed = consumption else { continue }
+                let (decision, pairs) = judge(item, read: read, consumption: consumption)
+                recorded.append(decision)
                 // PostgreSQL refuses to update one row twice in a statement: pairs are merged first.
-                for pair in VelocityEdge.pairs(of: item) where !read.freshPairs.contains(pair) {
-                    staleEdges[pair] = max(staleEdges[pair] ?? .distantPast, item.query.at)
-                }
+                for pair in pairs { staleEdges[pair] = max(staleEdges[pair] ?? .distantPast, item.query.at) }
             }
             if !staleEdges.isEmpty { try await upsertVelocityEdges(staleEdges, in: transaction) }
             try await insertDecisions(recorded.map(\.record), in: transaction)
             return recorded
         }
+    }
+
+    /// A query's decision on what its batch read, and the velocity pairs its consumption is to write:
+    /// none if it consumed nothing; of its three, those not written recently (`freshPairs`).
+    static func judge(_ item: PendingConsumption, read: ConsumptionRead, consumption: RiskFacts.Consumption) -> (RecordedRiskDecision, [VelocityEdge])
+    {
+        let facts = RiskFacts(consumption: consumption, device: read.device, velocity: read.velocity, policy: item.policy, rules: item.rules)
+        let decision = RecordedRiskDecision(record: RiskEngine.decide(item.query, facts: facts, id: UUID.random()), facts: facts)
+        guard case .consumed = consumption else { return (decision, []) }
+        return (decision, VelocityEdge.pairs(of: item).filter { !read.freshPairs.contains($0) })
     }
 
     /// Records each token's id, in one statement for the batch; returns the ids written.

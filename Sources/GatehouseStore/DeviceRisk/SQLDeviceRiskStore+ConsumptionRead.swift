@@ -41,45 +41,28 @@ extension SQLDeviceRiskStore {
         static let name = "gatehouse_consumption_read_v1"
     }
 
-    /// The read that also writes the batch's consumptions (`readAndConsume`).
-    enum ConsumingStatement: PreparedSQL {
-        static let name = "gatehouse_consuming_read_v1"
+    /// The read that also finds each bridge token's page (`SQLDeviceRiskStore+ConsumingWrite`).
+    enum PagesStatement: PreparedSQL {
+        static let name = "gatehouse_consumption_read_pages_v1"
     }
 
-    /// The batch's reads and the ids of the tokens it consumed, in its transaction. On PostgreSQL, a
-    /// batch judged by one set of thresholds (almost every batch) is read and consumed in one
-    /// statement: the `INSERT` in its `WITH` runs on the same snapshot as the read, so each count
-    /// still leaves the batch's own tokens out, and the batch saves a round trip and an unprepared
-    /// statement of its size (a sixth of the round trips a batch made). Otherwise the reads come
-    /// first, then the consumptions.
-    static func readAndConsume(
+    /// The batch's reads, each with its token's page if it has one, outside any transaction: the
+    /// batch's one write then consumes the tokens and stores the decisions.
+    static func readWithPages(
         _ pending: [PendingConsumption],
-        in transaction: any SQLDatabase
-    ) async throws(StoreError) -> (reads: [ConsumptionRead], consumed: Set<ConsumedID>) {
-        let groups = readGroups(pending)
-        guard transaction.dialect == .postgres, groups.count == 1 else {
-            let reads = try await readForConsumption(pending, groups: groups, in: transaction)
-            return (reads, try await insertConsumptions(pending, in: transaction))
-        }
-        try await preferGenericPlan(in: transaction)
-        // Numbered in the order the consumptions are written.
-        let order = consumptionOrder(pending)
-        let ordered = order.map { pending[$0] }
-        var reads = [ConsumptionRead?](repeating: nil, count: pending.count)
-        var consumed = Set<ConsumedID>()
-        for row in try await transaction.query(ConsumingStatement.self, consumptionReadStatement(ordered, dialect: .postgres, consuming: true)) {
+        in database: any SQLDatabase
+    ) async throws(StoreError) -> [(ConsumptionRead, page: String?)] {
+        try await preferGenericPlan(in: database)
+        var reads = [(ConsumptionRead, page: String?)?](repeating: nil, count: pending.count)
+        for row in try await database.query(PagesStatement.self, consumptionReadStatement(pending, dialect: .postgres, pages: true)) {
             let number = Int(try row.int("n"))
-            guard ordered.indices.contains(number), reads[order[number]] == nil else { throw .corruptRow("the consuming read's row \(number)") }
-            let item = ordered[number]
-            reads[order[number]] = try consumptionRead(row, for: item)
-            if try row.int("consumed") == 1 { consumed.insert(ConsumedID(app: item.query.appID, token: item.tokenID)) }
+            guard pending.indices.contains(number), reads[number] == nil else { throw .corruptRow("the consumption read's row \(number)") }
+            reads[number] = (try consumptionRead(row, for: pending[number]), try row.optionalText("page_url"))
         }
-        return (
-            try reads.map { read throws(StoreError) in
-                guard let read else { throw .corruptRow("the consuming read returned too few rows") }
-                return read
-            }, consumed
-        )
+        return try reads.map { read throws(StoreError) in
+            guard let read else { throw .corruptRow("the consumption read returned too few rows") }
+            return read
+        }
     }
 
     /// Left to itself, PostgreSQL plans a prepared statement anew on each run while its plan for the
@@ -146,20 +129,17 @@ extension SQLDeviceRiskStore {
     /// batch and it is planned once per connection (planning it took 1.5 ms, more than executing it for
     /// 8 queries). SQLite, which plans in microseconds and binds no arrays, gets them as rows of values.
     ///
-    /// - Parameter consuming: PostgreSQL only: also writes each query's consumption, in the queries'
-    ///   order, and says of each whether its id was written (`consumed`).
-    static func consumptionReadStatement(_ pending: [PendingConsumption], dialect: SQLDialect, consuming: Bool = false) -> SQL {
+    /// - Parameter pages: PostgreSQL only: also reads each token's page (`page_url`, NULL for a
+    ///   token no bridge minted).
+    static func consumptionReadStatement(_ pending: [PendingConsumption], dialect: SQLDialect, pages: Bool = false) -> SQL {
         let limits = ReadLimits(pending.first?.rules ?? RiskRules.defaults)
         var columns = ["n", "app_id", "device_id", "account_id", "address", "network", "minute_ago", "hour_ago", "day_ago", "rewrite_before"]
         let asked: SQL
-        var consumption: SQL = ""
-        var consumed: SQL = ""
+        var page: SQL = ""
         switch dialect {
         case .postgres:
-            asked = postgresArrays(pending, consuming: consuming)
-            if consuming {
-                (columns, consumption, consumed) = (columns + ["token_id", "consumed_at", "kept_until"], consumingInsert, consumedColumn)
-            }
+            asked = postgresArrays(pending, pages: pages)
+            if pages { (columns, page) = (columns + ["token_id"], pageColumn) }
         case .sqlite:
             let rows = pending.enumerated().map { number, item -> SQL in
                 let query = item.query
@@ -172,7 +152,7 @@ extension SQLDeviceRiskStore {
             asked = "VALUES \(SQL.joined(rows, separator: ", "))"
         }
         return """
-            WITH asked (\(columns: columns)) AS (\(asked))\(consumption)
+            WITH asked (\(columns: columns)) AS (\(asked))
             SELECT asked.n, devices.app_id, devices.device_id, devices.client_device_id, devices.collect_type, devices.platform,
               devices.sdk_version, devices.model, devices.os_version, devices.screen, devices.idfv, devices.idfa, devices.wifi_ssid,
               devices.wifi_bssid, devices.environment, devices.first_seen, devices.last_seen, devices.last_address, devices.key_epoch,
@@ -202,32 +182,24 @@ extension SQLDeviceRiskStore {
                 LIMIT \(limits.accountAttestations)) AS ac) AS account_attestations,
               \(ownPairSeen(kind: 1, subject: "device_id", member: "account_id")) AS device_account_seen,
               \(ownPairSeen(kind: 2, subject: "account_id", member: "device_id")) AS account_device_seen,
-              \(ownPairSeen(kind: 3, subject: "address", member: "device_id")) AS address_device_seen\(consumed)
+              \(ownPairSeen(kind: 3, subject: "address", member: "device_id")) AS address_device_seen\(page)
             FROM asked LEFT JOIN devices ON devices.app_id = asked.app_id AND devices.device_id = asked.device_id
             """
     }
 
-    /// The consuming read's `INSERT`, in its `WITH` after `asked`: the consumptions in `asked`'s order.
-    private static let consumingInsert: SQL = """
+    /// The last column of the read with pages. (Whether a token was consumed before is not read:
+    /// the write finds it, and with the statement planned once for any values PostgreSQL scanned the
+    /// newest of `consumed_ztokens`' partitions whole, its statistics taken while it was empty.)
+    private static let pageColumn: SQL = """
         ,
-        consumed AS (INSERT INTO consumed_ztokens (app_id, token_id, device_id, consumed_at, expires_at)
-          SELECT app_id, token_id, device_id, consumed_at, kept_until FROM asked ORDER BY n
-          ON CONFLICT DO NOTHING RETURNING app_id, token_id)
-        """
-
-    /// The consuming read's last column: whether the query's id was written by this statement.
-    private static let consumedColumn: SQL = """
-        ,
-          EXISTS (SELECT 1 FROM consumed WHERE consumed.app_id = asked.app_id AND consumed.token_id = asked.token_id) AS consumed
+          (SELECT p.page_url FROM ztoken_pages AS p WHERE p.app_id = asked.app_id AND p.token_id = asked.token_id) AS page_url
         """
 
     /// The batch's values as one array each, in `asked`'s columns, so that the statement's text is the
-    /// same for every batch; when consuming, with each token's id, time and how long it is kept.
-    private static func postgresArrays(_ pending: [PendingConsumption], consuming: Bool) -> SQL {
+    /// same for every batch; with pages, with each token's id.
+    private static func postgresArrays(_ pending: [PendingConsumption], pages: Bool) -> SQL {
         let queries = pending.map(\.query)
-        let consumption: SQL =
-            consuming
-            ? ", \(.texts(pending.map(\.tokenID))), \(.dates(queries.map(\.at))), \(.dates(pending.map(\.claims.consumptionKeptUntil)))" : ""
+        let consumption: SQL = pages ? ", \(.texts(pending.map(\.tokenID)))" : ""
         return """
             SELECT * FROM unnest(\(.ints(pending.indices.map(Int64.init))), \(.uuids(queries.map(\.appID.rawValue))),
               \(.texts(pending.map(\.claims.deviceID.rawValue))), \(.texts(queries.map(\.accountID.rawValue))),

@@ -62,26 +62,24 @@ extension SQLDeviceRiskStore {
         static let name = "gatehouse_decision_insert_v1"
     }
 
-    static let decisionColumns: SQL = """
-        risk_decisions (app_id, decision_id, decided_at, event_id, account_id, device_id, token_id, token_state,
-                        client_address, user_agent, page_url, score, decision, tags, rule_outcomes, policy_version, facts,
-                        shadow_outcome)
-        """
+    static let decisionColumnNames = [
+        "app_id", "decision_id", "decided_at", "event_id", "account_id", "device_id", "token_id", "token_state", "client_address", "user_agent",
+        "page_url", "score", "decision", "tags", "rule_outcomes", "policy_version", "facts", "shadow_outcome",
+    ]
+
+    static let decisionColumns: SQL = "risk_decisions (\(columns: decisionColumnNames))"
 
     /// PostgreSQL gets each column as one array (`unnest`), its optional ones with NULL elements;
     /// SQLite, which binds no arrays, rows of values.
     static func insertDecisions(_ records: [RiskDecisionRecord], in database: any SQLDatabase) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        let encoder = JSONEncoder()
-        // Most decisions no rule touched: no outcomes, no column written.
-        let outcomes = try records.map { record throws(StoreError) -> String? in
-            guard !record.verdict.rules.isEmpty else { return nil }
-            guard let encoded = try? encoder.encode(record.verdict.rules) else { throw .corruptRow("rule outcomes do not encode") }
-            return String(decoding: encoded, as: UTF8.self)
-        }
+        let outcomes = try ruleOutcomes(records)
         switch database.dialect {
         case .postgres:
-            try await database.query(DecisionInsert.self, postgresDecisionRows(records, outcomes: outcomes))
+            try await database.query(
+                DecisionInsert.self,
+                "INSERT INTO \(decisionColumns) SELECT * FROM unnest(\(postgresDecisionArrays(records, outcomes: outcomes)))"
+            )
         case .sqlite:
             let rows = zip(records, outcomes).map { record, outcomes -> SQL in
                 """
@@ -96,10 +94,20 @@ extension SQLDeviceRiskStore {
         }
     }
 
-    private static func postgresDecisionRows(_ records: [RiskDecisionRecord], outcomes: [String?]) -> SQL {
+    /// Each decision's rule outcomes as JSON; most decisions no rule touched: no outcomes, no column written.
+    static func ruleOutcomes(_ records: [RiskDecisionRecord]) throws(StoreError) -> [String?] {
+        let encoder = JSONEncoder()
+        return try records.map { record throws(StoreError) -> String? in
+            guard !record.verdict.rules.isEmpty else { return nil }
+            guard let encoded = try? encoder.encode(record.verdict.rules) else { throw .corruptRow("rule outcomes do not encode") }
+            return String(decoding: encoded, as: UTF8.self)
+        }
+    }
+
+    /// The decisions as one array per column, in `decisionColumnNames`' order, for `unnest`.
+    static func postgresDecisionArrays(_ records: [RiskDecisionRecord], outcomes: [String?]) -> SQL {
         """
-        INSERT INTO \(decisionColumns)
-        SELECT * FROM unnest(\(.uuids(records.map(\.appID.rawValue)))::uuid[], \(.uuids(records.map(\.id)))::uuid[],
+        \(.uuids(records.map(\.appID.rawValue)))::uuid[], \(.uuids(records.map(\.id)))::uuid[],
             \(.dates(records.map(\.decidedAt)))::timestamptz[], \(.ints(records.map { Int64($0.eventID.rawValue) }))::int8[],
             \(.texts(records.map(\.accountID.rawValue)))::text[], \(.optionalTexts(records.map { $0.deviceID?.rawValue }))::text[],
             \(.optionalTexts(records.map(\.tokenID)))::text[], \(.texts(records.map(\.tokenState.rawValue)))::text[],
@@ -107,7 +115,7 @@ extension SQLDeviceRiskStore {
             \(.optionalTexts(records.map(\.pageURL)))::text[], \(.ints(records.map { Int64($0.verdict.score) }))::int8[],
             \(.texts(records.map(\.verdict.decision.rawValue)))::text[], \(.texts(records.map { tagsJSON($0.verdict.tags) }))::text[],
             \(.optionalTexts(outcomes))::text[], \(.ints(records.map { Int64($0.policyVersion) }))::int8[],
-            \(.optionalBytes(records.map { $0.facts?.encoded() }))::bytea[], \(.optionalTexts(records.map { $0.shadow?.text }))::text[])
+            \(.optionalBytes(records.map { $0.facts?.encoded() }))::bytea[], \(.optionalTexts(records.map { $0.shadow?.text }))::text[]
         """
     }
 
