@@ -1,7 +1,8 @@
 import Foundation
 
-/// What the store found for a risk query, in one transaction with the token's consumption, and the
-/// policy and rules in force, worked out once (the store bounds the velocity counts by the rules).
+/// What the store found for a risk query, read before the token's consumption is written (in the same
+/// batch, which commits the consumption with the decision), and the policy and rules in force, worked
+/// out once (the store bounds the velocity counts by the rules).
 public struct RiskFacts: Sendable {
     public enum Consumption: Sendable, Equatable {
         /// This query consumed the token (the page it was minted for, for a bridge token).

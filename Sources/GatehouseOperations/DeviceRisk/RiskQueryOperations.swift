@@ -14,9 +14,10 @@ public struct RiskQueryOperations: Sendable {
         self.clock = clock
     }
 
-    /// Checks the query and its token without I/O, then the store consumes the token and gathers
-    /// the facts in one transaction, and Core decides from them. A forged token never reaches the
-    /// ztoken table.
+    /// Checks the query and its token without I/O, then the store gathers the facts, Core decides
+    /// from them, and the store writes the token's consumption and the decision together (one
+    /// statement on PostgreSQL, one transaction on SQLite). A forged token never reaches the ztoken
+    /// table.
     public func query(
         ztoken: String,
         eventID: Int,
