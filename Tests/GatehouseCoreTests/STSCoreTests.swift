@@ -18,6 +18,19 @@ import Testing
         #expect(UTCTime(Date(timeIntervalSince1970: -1)).iso8601 == "1969-12-31T23:59:59Z")
     }
 
+    /// The digit-by-digit ISO 8601 spelling against Foundation's formatter, over dates from 1970 to
+    /// 9999, and a fifth digit of the year kept (the padded way).
+    @Test func iso8601AgreesWithFoundation() {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: 0...253_402_300_799, using: &generator)))
+            #expect(UTCTime(date).iso8601 == formatter.string(from: date))
+        }
+        #expect(UTCTime(Date(timeIntervalSince1970: 253_402_300_800)).iso8601 == "10000-01-01T00:00:00Z")
+    }
+
     static let template =
         #"{"Version":"1","Statement":[{"Effect":"Allow","Action":["oss:GetObject","oss:PutObject"],"Resource":["acs:oss:*:*:photos/users/${accountId}/*"]},{"Effect":"Deny","Action":"oss:*","Resource":"acs:oss:*:*:photos/users/${accountId}/private/*"}]}"#
 

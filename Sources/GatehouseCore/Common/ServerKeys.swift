@@ -32,19 +32,20 @@ public struct ServerKeys: Sendable {
 
     /// The same under a key whose HMAC is set up already.
     static func mac(_ keyed: HMAC<SHA256>, _ parts: [String]) -> [UInt8] {
-        // The parts and their separators are fed as they are, the same bytes as the parts joined by
-        // "\n", without building the joined text: every risk query derives its device's key here,
-        // forged ones included.
-        var authenticator = keyed
+        // The parts joined by "\n", gathered into one buffer and fed in one update: every risk query
+        // derives its device's key here, forged ones included, and each of swift-crypto's `update`
+        // calls goes through its generic `DataProtocol` path (a profile of the forged flood put five
+        // updates a key at 1.2 µs each, the hashing itself at a tenth of that).
+        var joined: [UInt8] = []
+        joined.reserveCapacity(parts.reduce(parts.count) { $0 + $1.utf8.count })
         for (index, part) in parts.enumerated() {
-            if index > 0 { authenticator.update(data: newline) }
-            var part = part
-            part.withUTF8 { authenticator.update(data: UnsafeRawBufferPointer($0)) }
+            if index > 0 { joined.append(0x0A) }
+            joined.append(contentsOf: part.utf8)
         }
+        var authenticator = keyed
+        authenticator.update(data: joined)
         return Array(authenticator.finalize())
     }
-
-    private static let newline: [UInt8] = [0x0A]
 }
 
 /// The apps' ztoken tags (`ZToken.appTag`), kept once computed. Apps are few and operator-made; the

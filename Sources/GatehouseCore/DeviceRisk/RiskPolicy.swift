@@ -17,6 +17,9 @@ public struct RiskPolicy: Sendable {
     /// The rules that judge each registered event, worked out once per read of the policy, not per query.
     private let rulesByEvent: [Int: CompiledRuleSet]
     private let appRules: CompiledRuleSet
+    /// The thresholds and weights in force, likewise: a forged flood's every query needs its event's.
+    private let effectiveByEvent: [Int: EffectiveRiskRules]
+    private let appEffective: EffectiveRiskRules
 
     public init(
         rules: [Int: RiskRules],
@@ -34,6 +37,12 @@ public struct RiskPolicy: Sendable {
             byEvent[event] = CompiledRuleSet(compiledRules.filter { $0.rule.eventID == nil || $0.rule.eventID?.rawValue == event })
         }
         rulesByEvent = byEvent
+        appEffective = RiskRules.effective(app: rules[0], event: nil)
+        var effective: [Int: EffectiveRiskRules] = [:]
+        for (scope, eventRules) in rules where scope != 0 {
+            effective[scope] = RiskRules.effective(app: rules[0], event: eventRules)
+        }
+        effectiveByEvent = effective
         self.rules = rules
         self.listEntries = listEntries
         self.events = events
@@ -50,7 +59,7 @@ public struct RiskPolicy: Sendable {
 
     /// The rules in force for one event: the event's own over the app's over the defaults.
     public func effectiveRules(for event: EventID) -> EffectiveRiskRules {
-        RiskRules.effective(app: rules[0], event: rules[event.rawValue])
+        effectiveByEvent[event.rawValue] ?? appEffective
     }
 }
 

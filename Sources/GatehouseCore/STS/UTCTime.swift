@@ -22,7 +22,42 @@ public struct UTCTime: Equatable, Sendable {
     /// `20130524`, the credential scope's day.
     public var day8: String { "\(pad(year, 4))\(pad(month))\(pad(day))" }
     /// `2015-04-09T11:52:19Z`, Alibaba's Timestamp and the OSS SDKs' Expiration.
-    public var iso8601: String { "\(pad(year, 4))-\(pad(month))-\(pad(day))T\(pad(hour)):\(pad(minute)):\(pad(second))Z" }
+    public var iso8601: String {
+        // Written digit by digit into one buffer: every JSON date the service answers (a risk
+        // decision's, a forged flood's included) goes through here, and seven padded pieces joined by
+        // interpolation cost twenty-odd allocations. A year of other than four digits keeps the padded way.
+        guard (0...9999).contains(year) else {
+            return "\(pad(year, 4))-\(pad(month))-\(pad(day))T\(pad(hour)):\(pad(minute)):\(pad(second))Z"
+        }
+        return String(unsafeUninitializedCapacity: 20) { text in
+            var at = 0
+            func put(_ value: Int, _ width: Int) {
+                var rest = value
+                for position in stride(from: at + width - 1, through: at, by: -1) {
+                    text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                at += width
+            }
+            func put(_ character: Unicode.Scalar) {
+                text[at] = UInt8(ascii: character)
+                at += 1
+            }
+            put(year, 4)
+            put("-")
+            put(month, 2)
+            put("-")
+            put(day, 2)
+            put("T")
+            put(hour, 2)
+            put(":")
+            put(minute, 2)
+            put(":")
+            put(second, 2)
+            put("Z")
+            return at
+        }
+    }
     /// `Thu, 17 Nov 2005 18:49:58 GMT`, the HTTP date OSS V1 signs.
     public var http: String {
         "\(Self.weekdays[weekday]), \(pad(day)) \(Self.months[month - 1]) \(pad(year, 4)) \(pad(hour)):\(pad(minute)):\(pad(second)) GMT"

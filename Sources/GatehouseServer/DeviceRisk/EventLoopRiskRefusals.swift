@@ -8,12 +8,19 @@ import NIOCore
 /// app's policy are in this instance's memory: decided, counted and written behind exactly as the
 /// router's `RiskController` does it (`RiskQueryOperations.refusedInMemory`), with the same JSON. A
 /// forged flood is the traffic an attacker controls the rate of, and this is its whole cost. Anything
-/// else (a token that may be fresh, values the query refuses, a stale copy) goes on to the router.
-struct EventLoopRiskRefusals: Sendable {
+/// else (a token that may be fresh, values the query refuses, a stale copy) goes on to the router. A
+/// class, as `EventLoopAnswers` is: a struct of operations was copied, every reference in it retained
+/// and released, on each request the forged flood sends.
+final class EventLoopRiskRefusals: Sendable {
     static let path = "/v1/risk/query"
 
     let apps: AppOperations
     let risk: RiskQueryOperations
+
+    init(apps: AppOperations, risk: RiskQueryOperations) {
+        self.apps = apps
+        self.risk = risk
+    }
 
     /// The decision's 200 for a whole request, or nil to pass it on. A body the router would refuse
     /// (its media type, malformed JSON, a missing, unknown or mistyped field) gets the router's problem

@@ -14,8 +14,9 @@ import Prometheus
 /// rate, and for them the hop to a task, the router and the middleware cost more than the decision
 /// (docs/PERFORMANCE.md, issue 34). Each answer carries what the router's would: the request id,
 /// `gatehouse_http_requests_total` and its latency, the access log's line; and
-/// `gatehouse_answers_in_memory_total{route}` counts them.
-struct EventLoopAnswers: Sendable {
+/// `gatehouse_answers_in_memory_total{route}` counts them. A class: the connection's handler took a
+/// copy of the struct it was, with every reference in it retained and released, twice a request.
+final class EventLoopAnswers: Sendable {
     static let answeredInMemory = "gatehouse_answers_in_memory_total"
 
     let gate: EventLoopGate
