@@ -23,7 +23,10 @@ struct ConsumptionRead: Sendable {
 /// batch's queries are read in one statement per set of thresholds they are judged by: one for most
 /// batches, and an app whose thresholds are high (up to a million) makes no other app's queries read
 /// that far. A count leaves out the query's own token or pair (not written yet), which the velocity
-/// adds back.
+/// adds back. Each of the account's devices is looked up on its own (a scalar subquery, which
+/// PostgreSQL plans with both of its key's columns bound): as a join, the plan made once for the
+/// prepared statement probed the devices by app alone and filtered every device of the app for each of
+/// the account's (64 times an app's devices for an account an attacker gave 64 devices).
 extension SQLDeviceRiskStore {
     /// How old a velocity pair's time may be before a consumption writes it again. A pair seen again
     /// within this long is not rewritten: most of a busy app's queries repeat a device's, account's
@@ -177,8 +180,8 @@ extension SQLDeviceRiskStore {
                 AS network_attestations,
               (SELECT count(*) FROM (SELECT 1 FROM (SELECT v.member FROM velocity_edges AS v WHERE v.app_id = asked.app_id AND v.kind = 2
                   AND v.subject = asked.account_id AND v.last_seen > asked.day_ago ORDER BY v.last_seen DESC LIMIT \(accountDevicesAsked)) AS m
-                JOIN devices AS attested ON attested.app_id = asked.app_id AND attested.device_id = m.member
-                WHERE attested.hardware_attested_at > asked.day_ago OR attested.integrity_at > asked.day_ago
+                WHERE (SELECT attested.hardware_attested_at > asked.day_ago OR attested.integrity_at > asked.day_ago FROM devices AS attested
+                  WHERE attested.app_id = asked.app_id AND attested.device_id = m.member)
                 LIMIT \(limits.accountAttestations)) AS ac) AS account_attestations,
               \(ownPairSeen(kind: 1, subject: "device_id", member: "account_id")) AS device_account_seen,
               \(ownPairSeen(kind: 2, subject: "account_id", member: "device_id")) AS account_device_seen,
