@@ -5,18 +5,19 @@ attack's history in its windows, at the levels given (rows, increasing).
     bench/history.py --binary PATH [--levels 0,100000,1000000] [--explain 2ms]
 
 With `--explain`, PostgreSQL's auto_explain logs the plan of every statement slower than that
-(with its buffers) into the cluster's log, copied to the working directory printed at the end.
+(with its buffers; `risk_split.log_plans`) into the cluster's log, copied to the working directory
+printed at the end.
 Nothing is written to the docs: the figures are printed.
 """
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import App, Cluster, Server, history_growth, start_devices  # noqa: E402
+from risk_split import log_plans, with_statistics  # noqa: E402
 
 
 def main():
@@ -31,12 +32,8 @@ def main():
     server = None
     try:
         if arguments.explain:
-            command = ["psql", "-X", "-q", "-c", "LOAD 'auto_explain'"]
-            for setting in ["session_preload_libraries = 'auto_explain'", "auto_explain.log_min_duration = '%s'" % arguments.explain,
-                            "auto_explain.log_analyze = on", "auto_explain.log_timing = off", "auto_explain.log_buffers = on",
-                            "auto_explain.log_nested_statements = on"]:
-                command += ["-c", "ALTER SYSTEM SET " + setting]
-            subprocess.run(command + ["-c", "SELECT pg_reload_conf()", cluster.url], check=True, capture_output=True)
+            with_statistics(cluster, None)
+            log_plans(cluster, arguments.explain, 1)
         server = Server(arguments.binary, cluster, work)
         app = App(server)
         devices = start_devices(server, app)

@@ -57,9 +57,15 @@ def with_statistics(cluster, explain):
                             os.path.join(cluster.directory, "server.log"), "-w", "restart"], check=True, capture_output=True)
     cluster.sql("CREATE EXTENSION pg_stat_statements")
     if explain:
-        for setting in ("log_min_duration = 0", "log_analyze = on", "log_buffers = on", "sample_rate = 0.003"):
-            cluster.sql("ALTER SYSTEM SET auto_explain." + setting)
-        cluster.sql("SELECT pg_reload_conf()")
+        log_plans(cluster, "0", 0.003)
+
+
+def log_plans(cluster, slower_than, sample_rate):
+    """auto_explain (loaded by `with_statistics`) logs the plans, with their buffers, of a `sample_rate`
+    share of the statements slower than `slower_than` ("0", "2ms")."""
+    for setting in ("log_min_duration = '%s'" % slower_than, "log_analyze = on", "log_buffers = on", "sample_rate = %s" % sample_rate):
+        cluster.sql("ALTER SYSTEM SET auto_explain." + setting)
+    cluster.sql("SELECT pg_reload_conf()")
 
 
 def lone_queries(server, lines):
