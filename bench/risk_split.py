@@ -8,16 +8,18 @@ ztokens in an unmeasured run, seeds the history the risk queries' reads are plan
 for a second, and measures the risk query at 32 connections. Printed: the rate, the CPU a query cost the
 server and PostgreSQL's backends, and per statement its calls, rows, time in all and a query's share.
 
-    bench/risk_split.py --binary PATH [--seconds 10] [--empty-history] [--explain FILE] [--lone N]
+    bench/risk_split.py --binary PATH [--seconds 10] [--empty-history] [--explain FILE] [--lone N] [--perf FILE]
 
 With `--lone N`, N queries are sent one after another on one connection instead (each waits for the
 last's answer, so every batch holds one query): their latency p50 / p90 / p99, and the statements'
-times, are what a query costs when nothing queues.
+times, are what a query costs when nothing queues. With `--perf FILE`, the measured queries are
+profiled (perf's software clock, on the server, with call graphs) into FILE, for `perf report -i`.
 """
 import argparse
 import http.client
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,6 +98,8 @@ def main():
     parser.add_argument("--empty-history", action="store_true")
     parser.add_argument("--explain", help="copy PostgreSQL's log, with the sampled plans, to this file")
     parser.add_argument("--lone", type=int, help="send this many queries one at a time instead")
+    parser.add_argument("--perf", help="profile the server while the queries are measured, into this file")
+    parser.add_argument("--pause-ms", type=int, default=0, help="each connection pauses this long on average between queries (bench.py's paced step)")
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="gatehouse-split-")
     os.chmod(work, 0o755)
@@ -120,11 +124,19 @@ def main():
         write_lines(measured, [risk_query_line(backend, numbers, token) for token in tokens[2000:]])
         wrk(server.url, [warm, ""], 32, 1)
         cluster.sql("SELECT pg_stat_statements_reset()")
+        profiler = None
+        if arguments.perf:
+            profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", arguments.perf],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
         server_before, backends_before = cpu_seconds(server.process.pid), backends_cpu_seconds()
         if arguments.lone:
             result = lone_queries(server, [risk_query_line(backend, numbers, token) for token in tokens[2000:2000 + arguments.lone]])
         else:
-            result = wrk(server.url, [measured, ""], 32, arguments.seconds)
+            result = wrk(server.url, [measured, ""], 32, arguments.seconds, arguments.pause_ms)
+        if profiler:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait()
         queries = max(1, result["requests"])
         assert result["non2xx"] == 0 and queries < len(tokens) - 2000, "answers not all 2xx, or tokens ran out: %s" % result
         print("risk query %.0f req/s, latency p50 / p90 / p99 %.2f / %.2f / %.2f ms (%s devices, %s); a query cost the server %.0f us of CPU, "
@@ -132,10 +144,11 @@ def main():
             result["rate"], result["p50_ms"], result["p90_ms"] if arguments.lone else float("nan"), result["p99_ms"], DEVICES,
             "history left empty" if arguments.empty_history else "old history seeded",
             1e6 * (cpu_seconds(server.process.pid) - server_before) / queries, 1e6 * backends_used(backends_before) / queries))
-        print("calls | rows | ms in all | us a query | ms a call | statement")
+        print("calls | rows | ms in all | us a query | ms a call: mean, stddev, max | statement")
         print(cluster.sql(
             "SELECT calls || ' | ' || rows || ' | ' || round(total_exec_time::numeric, 1) || ' | ' || round((total_exec_time * 1000 / %d)::numeric, 1)"
-            " || ' | ' || round(mean_exec_time::numeric, 3) || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 90)"
+            " || ' | ' || round(mean_exec_time::numeric, 3) || ', ' || round(stddev_exec_time::numeric, 3) || ', ' || round(max_exec_time::numeric, 3)"
+            " || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 90)"
             " FROM pg_stat_statements WHERE calls > 10 ORDER BY total_exec_time DESC LIMIT 6" % queries))
     finally:
         if server:

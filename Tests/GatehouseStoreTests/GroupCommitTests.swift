@@ -5,7 +5,8 @@ import Testing
 
 /// Group commit without a task per write: each caller gets its own item's outcome, from batches of
 /// what queued while a write was in flight; a write that hangs answers its callers `unavailable` at
-/// the bound; a failed write fails its batch only; and no item is stranded by a writer leaving.
+/// the bound; a batch that outlives the writer's own bound gives the writer's place up to the next
+/// batch; a failed write fails its batch only; and no item is stranded by a writer leaving.
 @Suite struct GroupCommitTests {
     struct Refused: Error {}
 
@@ -37,6 +38,73 @@ import Testing
         await #expect(throws: StoreError.self) { try await commit.submit(1) }
         // Only that it was answered long before the write would have: the bound is 200 ms.
         #expect(ContinuousClock.now - started < .seconds(60))
+    }
+
+    /// The writer's own bound (`batchLimit`, which the store sets to the statement timeout): a caller
+    /// queued behind a stuck batch is written only if that bound frees the one writer's place (else
+    /// it gets `unavailable` at its own 20 s wait); the stuck write's late outcome is then ignored.
+    @Test func aStuckBatchGivesItsWriterPlaceUpAtItsBound() async throws {
+        let stuck = Atomic<Bool>(true)
+        let holding = Atomic<Bool>(false)
+        let inFlight = Atomic<Int>(0)
+        let mostInFlight = Atomic<Int>(0)
+        let released = AsyncStream<Void>.makeStream()
+        let commit = GroupCommit<Int, Int>(maximumWriters: 1, maximumBatch: 8, maximumWait: .seconds(20), batchLimit: .milliseconds(200)) {
+            items in
+            if items == [1], stuck.load(ordering: .sequentiallyConsistent) {
+                holding.store(true, ordering: .sequentiallyConsistent)
+                for await _ in released.stream { break }
+                return [-1]
+            }
+            let now = inFlight.add(1, ordering: .sequentiallyConsistent).newValue
+            mostInFlight.max(now, ordering: .sequentiallyConsistent)
+            defer { inFlight.subtract(1, ordering: .sequentiallyConsistent) }
+            try await Task.sleep(for: .milliseconds(2))
+            return items.map { $0 * 10 }
+        }
+        let first = Task { try await commit.submit(1) }
+        while !holding.load(ordering: .sequentiallyConsistent) { await Task.yield() }
+        // Queued behind the stuck batch: only the writer's place given up at the bound lets it go.
+        let second = Task { try await commit.submit(2) }
+        await #expect(throws: StoreError.self) { try await first.value }
+        #expect(try await second.value == 20, "the next batch went while the stuck one still held its write")
+        stuck.store(false, ordering: .sequentiallyConsistent)
+        released.continuation.yield()
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for number in 0..<100 { group.addTask { try await commit.submit(number) } }
+            return try await group.reduce(0, +)
+        }
+        #expect(total == 10 * (0..<100).reduce(0, +))
+        #expect(mostInFlight.load(ordering: .sequentiallyConsistent) == 1, "one writer at a time once the stuck write ended")
+    }
+
+    /// A second writer starts only once `anotherWriterAt` items wait for the first: below that they
+    /// wait for the writer in flight; at it, they go while the first batch is still held.
+    @Test func anotherWriterStartsOnlyOnceEnoughWait() async throws {
+        let released = AsyncStream<Void>.makeStream()
+        let holding = Atomic<Bool>(false)
+        let written = Mutex<[[Int]]>([])
+        let commit = GroupCommit<Int, Int>(maximumWriters: 2, anotherWriterAt: 8, maximumBatch: 64, maximumWait: .seconds(20)) { items in
+            if items == [0] {
+                holding.store(true, ordering: .sequentiallyConsistent)
+                for await _ in released.stream { break }
+            }
+            written.withLock { $0.append(items) }
+            return items
+        }
+        let first = Task { try await commit.submit(0) }
+        while !holding.load(ordering: .sequentiallyConsistent) { await Task.yield() }
+        let seven = (1...7).map { number in Task { try await commit.submit(number) } }
+        // No second writer for seven: nothing is written while the first batch is held.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(written.withLock { $0.isEmpty }, "seven waiting started a second writer")
+        let eighth = Task { try await commit.submit(8) }
+        var total = try await eighth.value
+        for task in seven { total += try await task.value }
+        #expect(total == (1...8).reduce(0, +), "eight waiting went while the first batch was held")
+        #expect(written.withLock { $0 } == [Array(1...8)])
+        released.continuation.yield()
+        #expect(try await first.value == 0)
     }
 
     @Test func aFailedWriteFailsItsBatchAndTheNextWriteStillGoes() async throws {

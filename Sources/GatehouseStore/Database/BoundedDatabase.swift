@@ -1,8 +1,9 @@
 /// Every statement and transaction of the store with a bounded wait (`GATEHOUSE_DATABASE_TIMEOUT_SECONDS`):
 /// a database that crashed, hangs or cannot be reached costs a request `limit` and a 503, never an
-/// answer that does not come. The group commits write through this too, so a batch stuck on a dead
-/// connection fails its callers in time and the next batch goes on. Migrations are not bounded: they
-/// run before the server listens and may legitimately take long.
+/// answer that does not come. A group commit's writer keeps the same bound on each batch itself
+/// (`forGroupCommits`), without a task per statement, so a batch stuck on a dead connection fails its
+/// callers in time and the next batch goes on. Migrations are not bounded: they run before the server
+/// listens and may legitimately take long.
 struct BoundedDatabase: SQLDatabase {
     let inner: any SQLDatabase
     let limit: Duration
@@ -12,6 +13,7 @@ struct BoundedDatabase: SQLDatabase {
     var dialect: SQLDialect { inner.dialect }
     var usage: PoolUsage { inner.usage }
     var forBatches: any SQLDatabase { BoundedDatabase(inner: inner.forBatches, limit: limit, maintenanceLimit: maintenanceLimit) }
+    var forGroupCommits: (database: any SQLDatabase, batchLimit: Duration?) { (inner.forBatches, limit) }
     var plansGenerically: Bool { inner.plansGenerically }
 
     @discardableResult

@@ -31,6 +31,10 @@ protocol SQLDatabase: Sendable {
     /// need not ask for it in a round trip of its own. Itself elsewhere.
     var forBatches: any SQLDatabase { get }
 
+    /// `forBatches` for a group commit, whose writer bounds each batch itself (`GroupCommit`): the
+    /// database without this wrapper's bound on every statement, and that bound (nil where none).
+    var forGroupCommits: (database: any SQLDatabase, batchLimit: Duration?) { get }
+
     /// Whether this database's connections already plan prepared statements once for any values
     /// (PostgreSQL's `plan_cache_mode = force_generic_plan`, set when they opened).
     var plansGenerically: Bool { get }
@@ -42,6 +46,7 @@ extension SQLDatabase {
     }
 
     var forBatches: any SQLDatabase { self }
+    var forGroupCommits: (database: any SQLDatabase, batchLimit: Duration?) { (forBatches, nil) }
     var plansGenerically: Bool { false }
 }
 
