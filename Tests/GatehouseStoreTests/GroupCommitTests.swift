@@ -78,6 +78,25 @@ import Testing
         #expect(mostInFlight.load(ordering: .sequentiallyConsistent) == 1, "one writer at a time once the stuck write ended")
     }
 
+    /// The bound cancels the stuck batch's task, as `BoundedWait` cancels its work: a write waiting
+    /// for a connection that cannot come ends, rather than one more waiting task per bound.
+    @Test func aBatchPastItsBoundIsCancelled() async throws {
+        let cancelled = Atomic<Bool>(false)
+        let commit = GroupCommit<Int, Int>(maximumWriters: 1, maximumBatch: 8, maximumWait: .seconds(20), batchLimit: .milliseconds(200)) {
+            items in
+            do {
+                try await Task.sleep(for: .seconds(3_600))
+            } catch {
+                cancelled.store(true, ordering: .sequentiallyConsistent)
+            }
+            return items
+        }
+        await #expect(throws: StoreError.self) { try await commit.submit(1) }
+        for _ in 0..<2_000 where !cancelled.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(10)) }
+        let wasCancelled = cancelled.load(ordering: .sequentiallyConsistent)
+        #expect(wasCancelled, "the stuck write was not cancelled")
+    }
+
     /// A second writer starts only once `anotherWriterAt` items wait for the first: below that they
     /// wait for the writer in flight; at it, they go while the first batch is still held.
     @Test func anotherWriterStartsOnlyOnceEnoughWait() async throws {

@@ -18,8 +18,8 @@ import Synchronization
 ///
 /// The writer bounds its batch itself (`batchLimit`), rather than through `BoundedWait`'s task per
 /// statement: a batch that outlives it fails its callers and gives its writer's place up, so a write
-/// stuck on a dead connection never stops the next batch; the stuck write is left to end on its own,
-/// and its outcome is ignored. Writers run at high priority: each holds a batch of callers, so it
+/// stuck on a dead connection never stops the next batch; the stuck write's task is cancelled and left
+/// to end on its own (as `BoundedWait` leaves its work), and its outcome is ignored. Writers run at high priority: each holds a batch of callers, so it
 /// goes ahead of the requests' own jobs in the shared pool's queue rather than behind them.
 ///
 /// A first writer starts as soon as an item waits; another only once `anotherWriterAt` items wait
@@ -94,10 +94,19 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
     }
 
     private func startWriter() {
-        Task(priority: .high) { await self.drain() }
+        let writer = Writer()
+        writer.task.withLock { $0 = Task(priority: .high) { await self.drain(writer) } }
     }
 
-    private func drain() async {
+    /// A writer's task, for its bound to cancel: a write waiting for a connection from a pool that
+    /// cannot connect gives up and ends, rather than one more task a bound waiting for ever.
+    private final class Writer: Sendable {
+        let task = Mutex<Task<Void, Never>?>(nil)
+
+        func cancel() { task.withLock { $0?.cancel() } }
+    }
+
+    private func drain(_ writer: Writer) async {
         while true {
             // The writer leaves in the same lock that finds the queue empty: an item queued after it
             // looked starts a writer of its own.
@@ -115,6 +124,7 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
                 Deadlines.shared.schedule(after: limit) { [self] in
                     guard settles() else { return }
                     for waiter in batch { waiter.answer.finish(.failure(StoreError.unavailable("the database did not answer in time"))) }
+                    writer.cancel()
                     giveUpWriterPlace()
                 }
             }
@@ -134,8 +144,8 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
         }
     }
 
-    /// A writer whose batch outlived its bound leaves its task to the stuck write: another writer
-    /// takes its place if items wait, or the place is freed.
+    /// A writer whose batch outlived its bound leaves its (cancelled) task to the stuck write: another
+    /// writer takes its place if items wait, or the place is freed.
     private func giveUpWriterPlace() {
         let replaces = queue.withLock { queue in
             if queue.waiting.isEmpty { queue.writers -= 1 }
