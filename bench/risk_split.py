@@ -139,9 +139,10 @@ def main():
             profiler.wait()
         queries = max(1, result["requests"])
         assert result["non2xx"] == 0 and queries < len(tokens) - 2000, "answers not all 2xx, or tokens ran out: %s" % result
-        print("risk query %.0f req/s, latency p50 / p90 / p99 %.2f / %.2f / %.2f ms (%s devices, %s); a query cost the server %.0f us of CPU, "
+        # wrk's summary has no p90: it is printed for the lone queries only.
+        print("risk query %.0f req/s, latency p50 / p90 / p99 %.2f / %s / %.2f ms (%s devices, %s); a query cost the server %.0f us of CPU, "
               "PostgreSQL's processes %.0f us (those alive at the end)" % (
-            result["rate"], result["p50_ms"], result["p90_ms"] if arguments.lone else float("nan"), result["p99_ms"], DEVICES,
+            result["rate"], result["p50_ms"], "%.2f" % result["p90_ms"] if arguments.lone else "-", result["p99_ms"], DEVICES,
             "history left empty" if arguments.empty_history else "old history seeded",
             1e6 * (cpu_seconds(server.process.pid) - server_before) / queries, 1e6 * backends_used(backends_before) / queries))
         print("calls | rows | ms in all | us a query | ms a call: mean, stddev, max | statement")

@@ -19,8 +19,10 @@ import Synchronization
 /// The writer bounds its batch itself (`batchLimit`), rather than through `BoundedWait`'s task per
 /// statement: a batch that outlives it fails its callers and gives its writer's place up, so a write
 /// stuck on a dead connection never stops the next batch; the stuck write's task is cancelled and left
-/// to end on its own (as `BoundedWait` leaves its work), and its outcome is ignored. Writers run at high priority: each holds a batch of callers, so it
-/// goes ahead of the requests' own jobs in the shared pool's queue rather than behind them.
+/// to end on its own (as `BoundedWait` leaves its work), and its outcome is ignored. Writers run at
+/// high priority: each holds a batch of callers, so it goes ahead of the requests' own jobs in the
+/// shared pool's queue rather than behind them (a small change: the paced p99 did not move beyond
+/// its noise, docs/PERFORMANCE.md).
 ///
 /// A first writer starts as soon as an item waits; another only once `anotherWriterAt` items wait
 /// for those writing. A batch costs the server and PostgreSQL its round trips and its statements'
