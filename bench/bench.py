@@ -123,11 +123,12 @@ class Cluster:
 
 
 class Server:
-    def __init__(self, binary, cluster, work):
+    def __init__(self, binary, cluster, work, log_level="error"):
         self.binary = binary
         self.master_key = base64.b64encode(os.urandom(32)).decode()
+        self.log_path = os.path.join(work, "serve.log")
         self.environment = dict(os.environ, GATEHOUSE_DATABASE_URL=cluster.url, GATEHOUSE_MASTER_KEY=self.master_key,
-                                GATEHOUSE_LOG_LEVEL="error", GATEHOUSE_PURGE_INTERVAL_SECONDS="0",
+                                GATEHOUSE_LOG_LEVEL=log_level, GATEHOUSE_PURGE_INTERVAL_SECONDS="0",
                                 # The load comes from loopback and says in X-Forwarded-For which device address it stands for.
                                 GATEHOUSE_TRUSTED_PROXIES="127.0.0.1/32")
         subprocess.run([binary, "migrate"], env=self.environment, check=True, capture_output=True)
@@ -138,7 +139,7 @@ class Server:
         # The probes' own port (GATEHOUSE_PROBE_PORT), as docs/operations.md has orchestrators use it.
         self.probe_url = "http://127.0.0.1:%d" % free_port()
         self.environment["GATEHOUSE_PROBE_PORT"] = self.probe_url.rsplit(":", 1)[1]
-        self.log = open(os.path.join(work, "serve.log"), "w")
+        self.log = open(self.log_path, "w")
         started = time.monotonic()
         self.process = subprocess.Popen([binary, "serve", "--port", str(self.port)], env=self.environment,
                                         stdout=self.log, stderr=subprocess.STDOUT)

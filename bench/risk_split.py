@@ -9,15 +9,23 @@ for a second, and measures the risk query at 32 connections. Printed: the rate, 
 server and PostgreSQL's backends, and per statement its calls, rows, time in all and a query's share.
 
     bench/risk_split.py --binary PATH [--seconds 10] [--empty-history] [--explain FILE] [--lone N] [--perf FILE]
+                        [--pause-ms N] [--server-log] [--threads]
 
 With `--lone N`, N queries are sent one after another on one connection instead (each waits for the
 last's answer, so every batch holds one query): their latency p50 / p90 / p99, and the statements'
 times, are what a query costs when nothing queues. With `--perf FILE`, the measured queries are
 profiled (perf's software clock, on the server, with call graphs) into FILE, for `perf report -i`.
+With `--server-log`, the server logs every request (its access log at `info`, which costs it some CPU)
+and the measured queries' own time in the server is printed: its percentiles, and each second's p99,
+to tell a tail spread over the run from a few stalls. With `--threads`, the server's CPU and context
+switches over the measured queries, by thread (its event loops, Swift's pool, the dispatch manager).
 """
 import argparse
+import collections
+import datetime
 import http.client
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -91,6 +99,68 @@ def lone_queries(server, lines):
             "p50_ms": percentile(0.5), "p90_ms": percentile(0.9), "p99_ms": percentile(0.99)}
 
 
+def server_times(log_path, since):
+    """The risk queries' own times in the server (its access log), by the second they were logged in,
+    from the first whole second after `since` (Unix time; the warm-up's queries come before it):
+    {second: [ms, ...]}."""
+    seconds = collections.defaultdict(list)
+    with open(log_path) as log:
+        for line in log:
+            found = re.search(r"duration_ms=([0-9.]+)", line)
+            if not found or "route=/v1/risk/query" not in line:
+                continue
+            second = datetime.datetime.strptime(line.split(" ", 1)[0], "%Y-%m-%dT%H:%M:%S%z").timestamp()
+            if second > since:
+                seconds[second].append(float(found.group(1)))
+    return seconds
+
+
+def print_server_times(seconds):
+    def percentile(ordered, share):
+        return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+    every = sorted(time for times in seconds.values() for time in times)
+    if not every:
+        print("no risk query in the server's log")
+        return
+    # Each second's p99 leaves out the last second (partial) and the first (the warm-up's last answers may
+    # be logged in it).
+    whole = [sorted(seconds[second]) for second in sorted(seconds)[1:-1]]
+    p99s = sorted(percentile(times, 0.99) for times in whole) or [0.0]
+    print("in the server: %d queries, p50 / p90 / p99 / p99.9 %.2f / %.2f / %.2f / %.2f ms; each whole second's p99 from %.2f to %.2f ms "
+          "(median %.2f), over 10 ms in %d of %d seconds" % (
+              len(every), percentile(every, 0.5), percentile(every, 0.9), percentile(every, 0.99), percentile(every, 0.999),
+              p99s[0], p99s[-1], p99s[len(p99s) // 2], sum(p99 > 10 for p99 in p99s), len(whole)))
+
+
+def threads(pid):
+    """Each of the process's threads by name: CPU ticks, voluntary and involuntary context switches."""
+    counts = collections.defaultdict(lambda: [0, 0, 0])
+    for thread in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, thread)) as handle:
+                name = handle.read().strip()
+            with open("/proc/%d/task/%s/stat" % (pid, thread)) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open("/proc/%d/task/%s/status" % (pid, thread)) as handle:
+                status = dict(line.split(":", 1) for line in handle.read().splitlines() if ":" in line)
+        except OSError:
+            continue
+        counts[name][0] += int(fields[11]) + int(fields[12])
+        counts[name][1] += int(status["voluntary_ctxt_switches"])
+        counts[name][2] += int(status["nonvoluntary_ctxt_switches"])
+    return counts
+
+
+def print_threads(before, after, queries):
+    """What each kind of thread spent over the measured queries (threads that ended meanwhile are left out)."""
+    tick = 1e6 / os.sysconf("SC_CLK_TCK")
+    rows = {name: [now - was for now, was in zip(counts, before.get(name, [0, 0, 0]))] for name, counts in after.items()}
+    for name, (ticks, voluntary, involuntary) in sorted(rows.items(), key=lambda row: -row[1][0]):
+        if ticks or voluntary:
+            print("thread %-18s %6.0f us of CPU, %5.2f voluntary and %5.2f involuntary switches a query" % (
+                name, ticks * tick / queries, voluntary / queries, involuntary / queries))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", required=True)
@@ -100,6 +170,8 @@ def main():
     parser.add_argument("--lone", type=int, help="send this many queries one at a time instead")
     parser.add_argument("--perf", help="profile the server while the queries are measured, into this file")
     parser.add_argument("--pause-ms", type=int, default=0, help="each connection pauses this long on average between queries (bench.py's paced step)")
+    parser.add_argument("--server-log", action="store_true", help="the measured queries' own times in the server, from its access log")
+    parser.add_argument("--threads", action="store_true", help="the server's CPU and context switches by thread")
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="gatehouse-split-")
     os.chmod(work, 0o755)
@@ -107,7 +179,7 @@ def main():
     server = None
     try:
         with_statistics(cluster, arguments.explain)
-        server = Server(arguments.binary, cluster, work)
+        server = Server(arguments.binary, cluster, work, "info" if arguments.server_log else "error")
         app = App(server)
         devices = start_devices(server, app)
         numbers = {device: number for number, device in enumerate(devices)}
@@ -130,10 +202,12 @@ def main():
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         server_before, backends_before = cpu_seconds(server.process.pid), backends_cpu_seconds()
+        threads_before, measured_from = threads(server.process.pid), time.time()
         if arguments.lone:
             result = lone_queries(server, [risk_query_line(backend, numbers, token) for token in tokens[2000:2000 + arguments.lone]])
         else:
             result = wrk(server.url, [measured, ""], 32, arguments.seconds, arguments.pause_ms)
+        threads_after = threads(server.process.pid)
         if profiler:
             profiler.send_signal(signal.SIGINT)
             profiler.wait()
@@ -151,6 +225,10 @@ def main():
             " || ' | ' || round(mean_exec_time::numeric, 3) || ', ' || round(stddev_exec_time::numeric, 3) || ', ' || round(max_exec_time::numeric, 3)"
             " || ' | ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 90)"
             " FROM pg_stat_statements WHERE calls > 10 ORDER BY total_exec_time DESC LIMIT 6" % queries))
+        if arguments.threads:
+            print_threads(threads_before, threads_after, queries)
+        if arguments.server_log:
+            print_server_times(server_times(server.log_path, measured_from))
     finally:
         if server:
             server.stop()

@@ -20,9 +20,9 @@ import Synchronization
 /// statement: a batch that outlives it fails its callers and gives its writer's place up, so a write
 /// stuck on a dead connection never stops the next batch; the stuck write's task is cancelled and left
 /// to end on its own (as `BoundedWait` leaves its work), and its outcome is ignored. Writers run at
-/// high priority: each holds a batch of callers, so it goes ahead of the requests' own jobs in the
-/// shared pool's queue rather than behind them (a small change: the paced p99 did not move beyond
-/// its noise, docs/PERFORMANCE.md).
+/// the requests' own priority: on Linux a higher one is a queue with threads of its own, which each
+/// batch woke, and the server made a fifth more context switches at half the peak rate for no
+/// measured gain (docs/PERFORMANCE.md, issue 34's fifteenth step).
 ///
 /// A first writer starts as soon as an item waits; another only once `anotherWriterAt` items wait
 /// for those writing. A batch costs the server and PostgreSQL its round trips and its statements'
@@ -97,7 +97,7 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
 
     private func startWriter() {
         let writer = Writer()
-        writer.task.withLock { $0 = Task(priority: .high) { await self.drain(writer) } }
+        writer.task.withLock { $0 = Task { await self.drain(writer) } }
     }
 
     /// A writer's task, for its bound to cancel: a write waiting for a connection from a pool that
