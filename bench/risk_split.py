@@ -78,6 +78,11 @@ def log_plans(cluster, slower_than, sample_rate):
     cluster.sql("SELECT pg_reload_conf()")
 
 
+def percentile(ordered, share):
+    """The value `share` of the way through `ordered` (sorted, not empty)."""
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
 def lone_queries(server, lines):
     """The queries of `lines` (bench.py's request lines), one at a time on one kept connection."""
     host, port = server.url[len("http://"):].split(":")
@@ -92,11 +97,8 @@ def lone_queries(server, lines):
         latencies.append((time.monotonic() - sent) * 1000)
         failures += not 200 <= response.status < 300
     ordered = sorted(latencies)
-
-    def percentile(share):
-        return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
     return {"requests": len(lines), "rate": len(lines) / (time.monotonic() - started), "non2xx": failures,
-            "p50_ms": percentile(0.5), "p90_ms": percentile(0.9), "p99_ms": percentile(0.99)}
+            "p50_ms": percentile(ordered, 0.5), "p90_ms": percentile(ordered, 0.9), "p99_ms": percentile(ordered, 0.99)}
 
 
 def server_times(log_path, since):
@@ -116,20 +118,17 @@ def server_times(log_path, since):
 
 
 def print_server_times(seconds):
-    def percentile(ordered, share):
-        return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-    every = sorted(time for times in seconds.values() for time in times)
+    every = sorted(took for times in seconds.values() for took in times)
     if not every:
         print("no risk query in the server's log")
         return
     # Each second's p99 leaves out the last second (partial) and the first (the warm-up's last answers may
     # be logged in it).
-    whole = [sorted(seconds[second]) for second in sorted(seconds)[1:-1]]
-    p99s = sorted(percentile(times, 0.99) for times in whole) or [0.0]
-    print("in the server: %d queries, p50 / p90 / p99 / p99.9 %.2f / %.2f / %.2f / %.2f ms; each whole second's p99 from %.2f to %.2f ms "
-          "(median %.2f), over 10 ms in %d of %d seconds" % (
-              len(every), percentile(every, 0.5), percentile(every, 0.9), percentile(every, 0.99), percentile(every, 0.999),
-              p99s[0], p99s[-1], p99s[len(p99s) // 2], sum(p99 > 10 for p99 in p99s), len(whole)))
+    p99s = sorted(percentile(sorted(seconds[second]), 0.99) for second in sorted(seconds)[1:-1])
+    each = ("each whole second's p99 from %.2f to %.2f ms (median %.2f), over 10 ms in %d of %d seconds" % (
+        p99s[0], p99s[-1], p99s[len(p99s) // 2], sum(p99 > 10 for p99 in p99s), len(p99s))) if p99s else "too short a run for each second's p99"
+    print("in the server: %d queries, p50 / p90 / p99 / p99.9 %.2f / %.2f / %.2f / %.2f ms; %s" % (
+        len(every), percentile(every, 0.5), percentile(every, 0.9), percentile(every, 0.99), percentile(every, 0.999), each))
 
 
 def threads(pid):
