@@ -51,7 +51,7 @@ def one_round(binary, steps, seconds, paced):
         app = App(server)
         devices = start_devices(server, app)
         numbers = {device: number for number, device in enumerate(devices)}
-        tokens = mint_ztokens(server, app, devices, work, 150000, 32, 3 * steps * seconds)
+        tokens = mint_ztokens(server, app, devices, work, 150000, 32, 5 * steps * seconds)
         app_id = cluster.sql("SELECT app_id FROM apps WHERE app_key = '%s'" % app.key)
         device_table(cluster, "ab_devices", devices)
         seed_old_history(cluster, app_id, "ab_devices", 360000)

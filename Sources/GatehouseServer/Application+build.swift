@@ -111,7 +111,7 @@ func routerAndAdmission(
             credentialHeader: try GatewayCredential.header(named: configuration.gateCredentialHeader),
             onVerdict: gate.onVerdict
         ),
-        riskRefusals: EventLoopRiskRefusals(apps: operations, risk: riskQueries),
+        riskQueries: EventLoopRiskQueries(apps: operations, risk: riskQueries),
         maxBodyBytes: configuration.maxBodyBytes,
         metrics: metrics,
         registry: registry,

@@ -3,8 +3,8 @@
 recovers by itself.
 
 Starts its own PostgreSQL 15 cluster and one `gatehouse serve` against it, keeps eight clients
-busy (SDK device start and ztoken issuance, which go through the group commits, backend reads and
-operator writes), and stops the cluster with `pg_ctl stop -m immediate` and starts it again thirty
+busy (SDK device start, ztoken issuance and the token's risk query, which go through the group
+commits, backend reads and operator writes), and stops the cluster with `pg_ctl stop -m immediate` and starts it again thirty
 times. Asserted:
 
 - no request is left unanswered (each client waits at most 30 s; the bound under test is the
@@ -19,6 +19,7 @@ times. Asserted:
 """
 import argparse
 import base64
+import http.client
 import json
 import os
 import random
@@ -91,6 +92,27 @@ class Load(ClientThreads):
         except (urllib.error.URLError, ConnectionError) as error:
             return -1, {}, time.monotonic() - started, str(error).encode()
 
+    def backend(self):
+        return "Basic " + base64.b64encode(f"{self.app['appKey']}:{self.app['serverSecret']}".encode()).decode()
+
+    def risk_query(self, query):
+        """As `request`, but without `Connection: close` (urllib sends it), which keeps a query off the
+        event loop's answers: a backend's client keeps its connections."""
+        host, port = self.base.rsplit("/", 1)[1].split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=CLIENT_WAIT)
+        started = time.monotonic()
+        try:
+            connection.request("POST", "/v1/risk/query", json.dumps(query),
+                               {"Authorization": self.backend(), "Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), time.monotonic() - started, response.read()
+        except (TimeoutError, socket.timeout):
+            return 0, {}, time.monotonic() - started, b""
+        except (ConnectionError, http.client.HTTPException) as error:
+            return -1, {}, time.monotonic() - started, str(error).encode()
+        finally:
+            connection.close()
+
     def one(self, index, step):
         device = f"crash-{index}-{step}"
         kind = step % 4
@@ -101,10 +123,14 @@ class Load(ClientThreads):
             if started[0] != 200:
                 return "device start", started
             device_id = json.loads(started[3])["deviceId"]
-            return "ztoken", self.sdk("/v1/sdk/ztoken", {"deviceId": device_id, "eventId": 3300, "accountId": f"acct-{index}"})
+            minted = self.sdk("/v1/sdk/ztoken", {"deviceId": device_id, "eventId": 3300, "accountId": f"acct-{index}"})
+            if minted[0] != 200:
+                return "ztoken", minted
+            # Its risk query: answered on the event loop once the credential and policy are in memory.
+            query = {"ztoken": json.loads(minted[3])["z"], "eventId": 3300, "accountId": f"acct-{index}", "clientIp": "203.0.113.9"}
+            return "risk query", self.risk_query(query)
         if kind == 2:
-            backend = "Basic " + base64.b64encode(f"{self.app['appKey']}:{self.app['serverSecret']}".encode()).decode()
-            return "backend read", request("GET", self.base + "/v1/backend/whoami", headers={"Authorization": backend})
+            return "backend read", request("GET", self.base + "/v1/backend/whoami", headers={"Authorization": self.backend()})
         return "operator write", request(
             "PATCH", f"{self.base}/v1/admin/apps/{self.app['appKey']}/settings", {"ztokenTtlSeconds": 300 + step % 60}, self.admin
         )
@@ -193,6 +219,14 @@ def main():
         check(len(without_retry) == 0, f"every 503 carries Retry-After ({len(without_retry)} without)")
         check(slowest <= 12, f"the slowest answer came within 12 s (database timeout 3 s) ({slowest:.2f} s)")
         check(len(served) > 0 and len(unavailable) > 0, "the load saw both service and outages")
+        # Fresh tokens' risk queries, most answered on the event loop (their batch's 503s too).
+        risk = [a for a in answers if a[0] == "risk query"]
+        metrics = request("GET", base + "/metrics")[3].decode()
+        on_loop = sum(float(line.split()[-1]) for line in metrics.splitlines()
+                      if line.startswith('gatehouse_answers_in_memory_total{') and 'route="/v1/risk/query"' in line)
+        check(any(a[1] == 200 for a in risk) and on_loop > 0,
+              f"risk queries served through the crashes ({len(risk)} asked, {sum(a[1] == 200 for a in risk)} served, "
+              f"{sum(a[1] == 503 for a in risk)} answered 503; {on_loop:.0f} answered on the event loop)")
         slow_ready = [r for r in readiness if r[1] > 2.0]
         check(not slow_ready, f"/health/ready always answered within 2 s during outages ({len(readiness)} asked, slowest "
               f"{max(r[1] for r in readiness):.2f} s)")

@@ -26,31 +26,44 @@ public struct RiskQueryOperations: Sendable {
         userAgent: String?,
         app: App
     ) async throws -> RecordedRiskDecision {
-        let query = try checked(ztoken: ztoken, eventID: eventID, accountID: accountID, clientIP: clientIP, userAgent: userAgent, app: app)
+        try await record(checked(ztoken: ztoken, eventID: eventID, accountID: accountID, clientIP: clientIP, userAgent: userAgent, app: app))
+    }
+
+    /// A checked query's facts gathered, its decision made and written with its token's consumption.
+    public func record(_ query: RiskQuery) async throws -> RecordedRiskDecision {
         let recorded = try await store.recordRiskDecision(query)
         store.countActivity(ActivityKey.of(recorded.record))
         return recorded
     }
 
-    /// `query` answered from this instance's memory when its token is refused before any read (forged,
-    /// expired, another app's, event's or account's), decided and written behind as `query` does it; nil
-    /// when the query is invalid (`query` says why), its token may be fresh (only the database can
-    /// consume it), or the app's policy is not in memory.
-    public func refusedInMemory(
+    /// What this instance's memory settles about a query before any read.
+    public enum InMemory: Sendable {
+        /// Its token was refused before any read: decided, counted and written behind, as `query` does it.
+        case refused(RecordedRiskDecision)
+        /// Its token may be fresh: only `record` can tell, with the database.
+        case fresh(RiskQuery)
+    }
+
+    /// `query` checked from this instance's memory: a token refused before any read (forged, expired,
+    /// another app's, event's or account's) is decided and written behind as `query` does it, and a
+    /// token that may be fresh comes back checked, for `record`. Nil when the query is invalid (`query`
+    /// says why) or the app's policy is not in memory.
+    public func inMemory(
         ztoken: String,
         eventID: Int,
         accountID: String,
         clientIP: String,
         userAgent: String?,
         app: App
-    ) -> RecordedRiskDecision? {
+    ) -> InMemory? {
         guard
             let query = try? checked(ztoken: ztoken, eventID: eventID, accountID: accountID, clientIP: clientIP, userAgent: userAgent, app: app),
-            query.tokenState != .fresh, let policy = store.riskPolicyInMemory(appID: app.id)
+            let policy = store.riskPolicyInMemory(appID: app.id)
         else { return nil }
+        if query.tokenState == .fresh { return .fresh(query) }
         let recorded = store.recordRefusedDecision(query, policy: policy)
         store.countActivity(ActivityKey.of(recorded.record))
-        return recorded
+        return .refused(recorded)
     }
 
     /// The query's values and its token checked, with no I/O.

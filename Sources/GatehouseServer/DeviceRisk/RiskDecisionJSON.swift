@@ -12,7 +12,7 @@ enum RiskDecisionJSON {
         return Response(status: head.status, headers: head.headerFields, body: .init(byteBuffer: body))
     }
 
-    /// The same as a head and a body, for the answers given on the event loop (`EventLoopRiskRefusals`).
+    /// The same as a head and a body, for the answers given on the event loop (`EventLoopRiskQueries`).
     static func rendered(
         _ record: RiskDecisionRecord,
         appKey: AppKey?,

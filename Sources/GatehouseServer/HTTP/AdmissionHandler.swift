@@ -15,6 +15,8 @@ import NIOHTTPTypes
 /// - the gate's "let through" and a risk query's refused token are answered here when this instance
 ///   has all they take in memory (`EventLoopAnswers`), without a slot: they cost less than any request
 ///   the slots protect. Such a request is held until its end, only within the read that brought it.
+///   A fresh token's risk query is answered here too, when its batch is written, on a slot
+///   (`AdmissionHandler+EventLoopAnswers.swift`).
 ///
 /// A connection holds at most one slot: Hummingbird works on a connection's requests one at a time, so
 /// requests pipelined behind the first cost no more concurrency and ride on its slot. A request
@@ -31,21 +33,24 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
-    private let policy: AdmissionPolicy
+    let policy: AdmissionPolicy
     /// Requests passed on to the router whose response has not ended yet.
     private var outstanding = 0
-    private var holdsSlot = false
+    var holdsSlot = false
     /// The rest of a request answered here (its body, its end) is dropped.
     private var dropping = false
     /// A request `EventLoopAnswers` may answer, held until its end within the read that brought it.
-    private var held: HeldRequest?
+    var held: HeldRequest?
     /// The connection is ending after a shed answer: everything the client still sends is dropped.
-    private var lingering = false
+    var lingering = false
     /// The idle timeout, and when this handler last answered a request on a connection it kept.
     private let idleTimeout: TimeAmount?
-    private var answeredHere: NIODeadline?
+    var answeredHere: NIODeadline?
     private var idleClose: Scheduled<Void>?
     private var quiescing = false
+    /// A request answered here later (a fresh token's risk query) whose answer is not written yet.
+    var pending: PendingAnswer?
+    var inactive = false
 
     init(_ policy: AdmissionPolicy, idleTimeout: TimeAmount? = nil) {
         self.policy = policy
@@ -55,6 +60,14 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if lingering { return }
         let part = unwrapInboundIn(data)
+        if pending != nil {
+            pending?.queued.append(part)
+            return
+        }
+        process(part, context: context)
+    }
+
+    func process(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
         if held != nil {
             hold(part, context: context)
             return
@@ -67,50 +80,6 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         receive(part, context: context)
     }
 
-    /// A request held for `EventLoopAnswers` takes its body and, at its end, its answer; a request
-    /// those decline, or whose body outgrows the limit, is passed on as it came.
-    private func hold(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
-        guard var request = held, let answers = policy.answers else {
-            // Not reached (a request is held only with answers to give); were it, nothing is dropped.
-            release(context: context)
-            receive(part, context: context)
-            return
-        }
-        switch part {
-        case .head:
-            release(context: context)
-            receive(part, context: context)
-        case .body(var buffer):
-            guard (request.body?.readableBytes ?? 0) + buffer.readableBytes <= answers.maxBodyBytes else {
-                release(context: context)
-                receive(part, context: context)
-                return
-            }
-            if request.body == nil {
-                request.body = buffer
-            } else {
-                request.body?.writeBuffer(&buffer)
-            }
-            held = request
-        case .end:
-            guard let response = answers.answer(request.head, body: request.body, peer: { context.channel.remoteAddress }) else {
-                release(context: context)
-                receive(part, context: context)
-                return
-            }
-            held = nil
-            answer(response, to: request.head, endingConnection: false, context: context)
-        }
-    }
-
-    /// Passes the held request's head and body on, through admission, as if it had never been held.
-    private func release(context: ChannelHandlerContext) {
-        guard let request = held else { return }
-        held = nil
-        receive(.head(request.head), context: context)
-        if let body = request.body { receive(.body(body), context: context) }
-    }
-
     /// A request is held no longer than the read that brought it: one not whole by then goes on, so
     /// the body's deadline (`BodyDeadlineHandler`) starts from its head and the router reads the rest.
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -118,7 +87,7 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
-    private func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+    func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
         guard case .head(let request) = part else {
             if dropping {
                 if case .end = part { dropping = false }
@@ -158,7 +127,10 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        inactive = true
         held = nil
+        pending?.queued = []
+        if let close = pending?.takeClose() { context.close(mode: close.mode, promise: close.promise) }
         releaseSlot()
         idleClose?.cancel()
         idleClose = nil
@@ -175,6 +147,10 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// promise (a connection's own end, when the client is gone, carries one and is never put off, so
     /// no promise waits on a close that may be called off), and never during a shutdown.
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if pending != nil && !inactive {
+            pending?.closeAfter(mode: mode, promise: promise)
+            return
+        }
         guard promise == nil, mode == .all, !quiescing, !lingering, outstanding == 0, let idleTimeout, let answered = answeredHere,
             NIODeadline.now() < answered + idleTimeout
         else {
@@ -190,11 +166,6 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         releaseSlot()
-    }
-
-    private struct HeldRequest {
-        let head: HTTPRequest
-        var body: ByteBuffer?
     }
 
     private enum Admission {
@@ -217,44 +188,10 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return outstanding == 0 ? .shed(audience) : .endConnection
     }
 
-    private func releaseSlot() {
+    func releaseSlot() {
         guard holdsSlot else { return }
         holdsSlot = false
         policy.limit.leave()
-    }
-
-    /// A response without a body (the gate's 204) carries no length either (RFC 9110 8.6).
-    private func answer(
-        _ response: (HTTPResponse, ByteBuffer?),
-        to request: HTTPRequest,
-        endingConnection: Bool,
-        context: ChannelHandlerContext
-    ) {
-        var head = response.0
-        head.headerFields[.date] = policy.date.now()
-        head.headerFields[.server] = HTTPDateText.serverName
-        if !endingConnection { answeredHere = .now() }
-        if let body = response.1 { head.headerFields[.contentLength] = String(body.readableBytes) }
-        if endingConnection { head.headerFields[.connection] = "close" }
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        // The answer to HEAD says how long the body would be, and sends none.
-        if request.method != .head, let body = response.1 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-        guard endingConnection else {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            return
-        }
-        // A shed request's body was never read: waiting for the rest of it is what a slow client wants.
-        // Closing with its bytes unread would send a reset, which can destroy the answer before the
-        // client reads it; so the output is closed first (the client reads the answer, then the end),
-        // what it still sends is dropped, and the connection closes a moment later.
-        lingering = true
-        let written = context.eventLoop.makePromise(of: Void.self)
-        let channel = context.channel
-        written.futureResult.whenComplete { _ in
-            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
-            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
     }
 
     private static func path(of request: HTTPRequest) -> Substring {

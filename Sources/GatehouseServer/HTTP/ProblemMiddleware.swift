@@ -26,22 +26,32 @@ struct ProblemMiddleware: RouterMiddleware {
         switch error {
         case let problem as Problem: return problem
         case let error as HTTPError: return problem(for: error.status, request: request)
+        case is DomainError, is StoreError: return Self.problem(for: error, logger: context.logger)
+        case let rendered as any AudienceRenderedError: return rendered
+        case let error as any HTTPResponseError: return problem(for: error.status, request: request)
+        default: return Self.problem(for: error, logger: context.logger)
+        }
+    }
+
+    /// A domain or store error's problem, logged where an operator must see it; any other error is
+    /// logged by its type and becomes a bare 500. Also for the answers given on the event loop.
+    static func problem(for error: any Error, logger: Logger) -> Problem {
+        switch error {
+        case let problem as Problem: return problem
         case let error as DomainError:
             if error.code == .masterKeyInvalid || error.code == .sealedSecretUnreadable {
-                context.logger.error("secret unreadable", metadata: ["error": "\(error)"])
+                logger.error("secret unreadable", metadata: ["error": "\(error)"])
             }
             return Problem(error)
         case let error as StoreError:
             if case .conflict = error {
             } else if case .notFound = error {
             } else {
-                context.logger.error("store failure", metadata: ["error": "\(error)"])
+                logger.error("store failure", metadata: ["error": "\(error)"])
             }
             return Problem(error)
-        case let rendered as any AudienceRenderedError: return rendered
-        case let error as any HTTPResponseError: return problem(for: error.status, request: request)
         default:
-            context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            logger.error("unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             return Problem.internalError()
         }
     }

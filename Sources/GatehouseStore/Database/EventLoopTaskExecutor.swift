@@ -5,15 +5,16 @@ import NIOCore
 /// waking one of Swift's pool threads for it: four round trips a batch, each a futex wake, were a
 /// seventh of the server's CPU for a lone risk query on this machine's virtual CPUs
 /// (docs/PERFORMANCE.md). What the writer computes between statements (the batch's decisions) runs on
-/// that loop too, a few microseconds a query.
-final class EventLoopTaskExecutor: TaskExecutor {
-    let eventLoop: any EventLoop
+/// that loop too, a few microseconds a query. A fresh token's risk query answered on the event loop
+/// (the server's `EventLoopRiskQueries`) runs on its connection's loop the same way.
+public final class EventLoopTaskExecutor: TaskExecutor {
+    public let eventLoop: any EventLoop
 
-    init(_ eventLoop: any EventLoop) {
+    public init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
