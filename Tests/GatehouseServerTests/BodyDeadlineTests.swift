@@ -10,6 +10,7 @@ import Testing
 @Suite struct BodyDeadlineTests {
     static let oneSecond: @Sendable (inout GatehouseConfiguration) -> Void = { $0.bodyTimeoutSeconds = 1 }
     static let twoSeconds: @Sendable (inout GatehouseConfiguration) -> Void = { $0.bodyTimeoutSeconds = 2 }
+    static let fourSeconds: @Sendable (inout GatehouseConfiguration) -> Void = { $0.bodyTimeoutSeconds = 4 }
     static let body = "{\"secret\":\"x\",\"response\":\"y\"}"
     /// A siteverify head announcing exactly `body`.
     static let siteverifyWithBody =
@@ -62,18 +63,20 @@ import Testing
 
     @Test(arguments: TestStoreKind.available)
     func eachBodyHasItsOwnDeadlineOnAKeptConnection(kind: TestStoreKind) async throws {
-        // One alarm per connection, set for the first body (due at 2 s) and set again for later ones.
-        try await withServer(kind, configure: Self.twoSeconds) { server in
+        // One alarm per connection, set for the first body (due at 4 s) and set again for later ones.
+        // (4 s, not 2: under the whole suite's load a 2 s deadline left the second body 1.5 s of
+        // margin, and a sqlite run in CI once spent them, 2026-11-28.)
+        try await withServer(kind, configure: Self.fourSeconds) { server in
             let connection = try RawConnection(port: server.client.port!)
             let (body, request) = (Self.body, Self.siteverifyWithBody)
             try connection.send(request + body)
             let first = try await connection.readAnswer()
             #expect(!first.hasPrefix("HTTP/1.1 408") && first.hasPrefix("HTTP/1.1 "), "\(first)")
-            // The second body starts at 1.8 s and ends at 2.3 s: after the first body's alarm rang (2 s),
-            // 1.5 s inside its own deadline (3.8 s). A slower machine only starts it later.
-            try await Task.sleep(for: .milliseconds(1_800))
+            // The second body starts at 3.6 s and ends at 4.6 s: after the first body's alarm rang (4 s),
+            // 3 s inside its own deadline (7.6 s). A slower machine only starts it later.
+            try await Task.sleep(for: .milliseconds(3_600))
             try connection.send(request + "{\"secret\":")
-            try await Task.sleep(for: .milliseconds(500))
+            try await Task.sleep(for: .milliseconds(1_000))
             try connection.send(String(body.dropFirst("{\"secret\":".count)))
             let second = try await connection.readAnswer()
             #expect(!second.hasPrefix("HTTP/1.1 408") && second.hasPrefix("HTTP/1.1 "), "\(second)")

@@ -13,7 +13,9 @@ times. Asserted:
   every time it is asked;
 - after the last cycle the same instance (no restart) becomes ready and serves 20 of 20 new SDK
   requests and 20 of 20 operator writes (at most 2 of them after one retry of a 503 with Retry-After:
-  a pooled connection that died with the database may be found dead only by the request that takes it).
+  a pooled connection that died with the database may be found dead only by the request that takes it);
+- a fresh token's risk query waiting for its batch when SIGTERM comes is answered, then the instance
+  exits 0.
 
     database_crash.py --binary .build/debug/gatehouse [--cycles 30]
 """
@@ -24,10 +26,12 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -144,6 +148,39 @@ class Load(ClientThreads):
             step += 1
 
 
+def pending_at_shutdown(base, load, cluster, server):
+    """SIGTERM while a fresh token's risk query waits for its batch (its table locked for 1.5 s): the
+    instance answers it before it exits, and exits 0."""
+    started = load.sdk("/v1/sdk/device/start", {"deviceId": "shutdown", "collectType": 0, "platform": "ios"})
+    device_id = json.loads(started[3])["deviceId"]
+    tokens = [json.loads(load.sdk("/v1/sdk/ztoken", {"deviceId": device_id, "eventId": 3300, "accountId": "shutdown"})[3])["z"]
+              for _ in range(2)]
+    queries = [{"ztoken": token, "eventId": 3300, "accountId": "shutdown", "clientIp": "203.0.113.9"} for token in tokens]
+    # The first leaves the backend's credential and the app's policy in memory, for the event loop.
+    check(load.risk_query(queries[0])[0] == 200, "a fresh risk query before the shutdown")
+    psql = [os.path.join(cluster.bindir, "psql"), "-X", "-q", "-t", "-A", cluster.url, "-c"]
+    lock = subprocess.Popen(psql + ["BEGIN; LOCK TABLE consumed_ztokens IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    granted = "SELECT count(*) FROM pg_locks WHERE relation = 'consumed_ztokens'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+    while subprocess.run(psql + [granted], capture_output=True, text=True).stdout.strip() != "1":
+        time.sleep(0.02)
+    answers = []
+    asking = threading.Thread(target=lambda: answers.append(load.risk_query(queries[1])))
+    asking.start()
+    time.sleep(0.3)
+    server.send_signal(signal.SIGTERM)
+    asking.join(CLIENT_WAIT)
+    lock.wait(10)
+    status = answers[0][0] if answers else None
+    check(status == 200 and json.loads(answers[0][3]).get("tokenState") == "fresh",
+          f"a risk query waiting for its batch at SIGTERM answered before the exit ({status})")
+    try:
+        code = server.wait(15)
+    except subprocess.TimeoutExpired:
+        code = None
+    check(code == 0, f"the instance exited 0 after it ({code})")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
@@ -257,6 +294,7 @@ def main():
                   f"after 30 crashes, {20 - len(refused)} of 20 {what} served, {len(retried)} after one retry "
                   f"({refused}, retried after {retried})")
         check(server.poll() is None, "the instance never exited")
+        pending_at_shutdown(base, after, cluster, server)
     finally:
         if server is not None:
             stop_process(server)
