@@ -145,7 +145,9 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Hummingbird's idle close of a connection this handler answered on more recently is put off until
     /// the idle timeout has passed since that answer. Only that close: it is the one made with no
     /// promise (a connection's own end, when the client is gone, carries one and is never put off, so
-    /// no promise waits on a close that may be called off), and never during a shutdown.
+    /// no promise waits on a close that may be called off), and never during a shutdown. While an answer
+    /// given here later is pending, any close waits for it (it comes within the database timeout; once
+    /// the connection has ended, a close is made at once).
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if pending != nil && !inactive {
             pending?.closeAfter(mode: mode, promise: promise)
