@@ -171,7 +171,12 @@ import Glibc
                             "DO $$ BEGIN LOCK TABLE consumed_ztokens IN ACCESS EXCLUSIVE MODE; PERFORM pg_sleep(4); END $$"
                         )
                     }
-                    while try await store.database.query(locked).first?.int("n") != 1 { try await Task.sleep(for: .milliseconds(20)) }
+                    // Waited for at most 10 s: a lock that failed ends the test, not hangs it.
+                    let asked = ContinuousClock.now
+                    while try await store.database.query(locked).first?.int("n") != 1 {
+                        try #require(ContinuousClock.now - asked < .seconds(10), "the table was never locked")
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
                     let before = try await Answers.fromMemory(server, Self.route)
                     let started = ContinuousClock.now
                     async let answer = Answers.exchange(

@@ -162,7 +162,11 @@ def pending_at_shutdown(base, load, cluster, server):
     lock = subprocess.Popen(psql + ["BEGIN; LOCK TABLE consumed_ztokens IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     granted = "SELECT count(*) FROM pg_locks WHERE relation = 'consumed_ztokens'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+    asked = time.monotonic()
     while subprocess.run(psql + [granted], capture_output=True, text=True).stdout.strip() != "1":
+        if time.monotonic() - asked > 10 or lock.poll() is not None:
+            check(False, "the table was locked for the shutdown check")
+            return
         time.sleep(0.02)
     answers = []
     asking = threading.Thread(target=lambda: answers.append(load.risk_query(queries[1])))
