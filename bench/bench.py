@@ -287,8 +287,39 @@ def wrk(url, script_args, connections, duration, pause_ms=0, expect=None):
             # (a Poisson stream), as independent users' do, not in step with the other connections.
             paced.write(plain.read() + PACED_DELAY % pause_ms)
     command = ["wrk", "-t", "2", "-c", str(connections), "-d", "%ds" % duration, "--timeout", "10s", "-s", script, url] + script_args + ["2"] + ([str(expect)] if expect else [])
+    before = machine_cpu()
     output = subprocess.run(command, check=True, capture_output=True, text=True, preexec_fn=open_files_up_to_hard_limit).stdout
-    return json.loads([text for text in output.splitlines() if text.startswith("{")][-1])
+    result = json.loads([text for text in output.splitlines() if text.startswith("{")][-1])
+    result["stolen"] = stolen_share(before, machine_cpu())
+    return result
+
+
+def machine_cpu():
+    """The machine's CPU time so far, in clock ticks: (all of it, the part the hypervisor gave to
+    other guests), from /proc/stat. On a shared virtual machine that part ("steal") is CPU the load
+    waited for, which no change here can take back: a latency is read beside it."""
+    with open("/proc/stat") as stat:
+        ticks = [int(field) for field in stat.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    return sum(ticks[:8]), ticks[7] if len(ticks) > 7 else 0
+
+
+def halt_polling():
+    """The guest's idle polling (cpuidle-haltpoll), where the machine is a virtual one that has it: with
+    it off, a thread woken on an idle vCPU waits for the hypervisor to run that vCPU again, which the
+    latency at low rates shows (docs/PERFORMANCE.md, issue 34's seventeenth step)."""
+    try:
+        with open("/sys/module/haltpoll/parameters/guest_halt_poll_ns") as setting:
+            nanoseconds = int(setting.read())
+    except (OSError, ValueError):
+        return ""
+    return ", guest halt polling %s" % ("off" if nanoseconds == 0 else "%d ns" % nanoseconds)
+
+
+def stolen_share(before, after):
+    """The share of the machine's CPU time between two `machine_cpu()` readings that went to other guests."""
+    total = after[0] - before[0]
+    return (after[1] - before[1]) / total if total > 0 else 0.0
 
 
 def open_files_up_to_hard_limit():
@@ -395,7 +426,7 @@ def main():
     volume = 15000 if arguments.smoke else 120000
     # ztokens for the risk-query steps: about a minute of queries (their steps' length) at 5,000 a second,
     # and for the smoke run's 11 s at the debug build's 2,500.
-    query_volume = 30000 if arguments.smoke else 300000
+    query_volume = 30000 if arguments.smoke else 400000
     work = tempfile.mkdtemp(prefix="gatehouse-bench-")
     os.chmod(work, 0o755)  # the cluster runs as postgres when this runs as root
     cluster = Cluster(work)
@@ -442,10 +473,10 @@ def main():
 
         # ztokens for the risk queries, from a second (unmeasured) issuance run that keeps them.
         write_lines(os.path.join(work, "fresh.txt"), [issuance(volume + number) for number in range(query_volume)])
-        # Enough for the six risk-query steps (each a share of them, below), with the query at about 1.7
-        # times the minting rate (ten durations' worth fell short of a 2,800 req/s step); the smoke
-        # run's debug build mints slower (about 1,200 a second), for longer.
-        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (15 if arguments.smoke else 14) * duration)
+        # Enough for the risk-query steps (each a share of them, below), with the query at up to about
+        # 2.4 times the minting rate (fourteen durations' worth fell short of a 4,069 req/s 5 s step,
+        # minted at 1,670 a second); the smoke run's debug build mints slower (about 1,200 a second).
+        wrk(server.url, [os.path.join(work, "fresh.txt"), os.path.join(work, "ztokens")], connections, (15 if arguments.smoke else 18) * duration)
         tokens = captured_ztokens(work)
 
         # 4. Risk queries, each consuming one ztoken.
@@ -595,6 +626,7 @@ def main():
         for field in ("requests", "non2xx", "errors"):
             ruled[field] = sum(step[field] for step in ruled_steps)
         ruled["rate"] = sum(step["rate"] for step in ruled_steps) / len(ruled_steps)
+        ruled["stolen"] = sum(step["stolen"] for step in ruled_steps) / len(ruled_steps)
         without_rate = sum(step["rate"] for step in without) / len(without)
         ruled["note"] = "%d s steps without rules %s req/s, with %s; server CPU a query without %s µs, with %s; latency of the first with" % (
             step_seconds, ", ".join("%.0f" % step["rate"] for step in without), ", ".join("%.0f" % step["rate"] for step in ruled_steps),
@@ -629,6 +661,7 @@ def main():
             for field in ("requests", "non2xx", "errors"):
                 merged[field] = sum(step[field] for step in steps)
             merged["rate"] = sum(step["rate"] for step in steps) / len(steps)
+            merged["stolen"] = sum(step["stolen"] for step in steps) / len(steps)
             floor = sum(floors) / len(floors)
             merged["note"] = "%d s steps: the floor %s req/s, this %s" % (
                 step_seconds, ", ".join("%.0f" % rate for rate in floors), ", ".join("%.0f" % step["rate"] for step in steps))
@@ -853,10 +886,11 @@ def write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, rea
     for name, measured, floor_name, floor, unit in results:
         rate = measured["rate"] if isinstance(measured, dict) else measured
         latency = ("%.2f / %.2f / %.2f" % (measured["p50_ms"], measured["p99_ms"], measured["p999_ms"])) if isinstance(measured, dict) else ""
+        stolen = "%.0f%%" % (100 * measured["stolen"]) if isinstance(measured, dict) and "stolen" in measured else ""
         ratio = "" if floor is None else "%.2fx %s" % (rate / floor, floor_name)
         if isinstance(measured, dict) and "note" in measured:
             ratio += " (%s)" % measured["note"]
-        rows.append("| %s | %.0f %s | %s | %s |" % (name, rate, unit, latency, ratio))
+        rows.append("| %s | %.0f %s | %s | %s | %s |" % (name, rate, unit, latency, stolen, ratio))
     cpu = "?"
     with open("/proc/cpuinfo") as info:
         for text in info:
@@ -865,15 +899,17 @@ def write_report(arguments, results, flooded, idle_rss, peak_rss, peak_step, rea
                 break
     report = """# Performance
 
-Measured by `{command}` on {date}: {cores} cores ({cpu}), {memory} GiB, {system}; {swift}; {postgres}; {wrk}.
+Measured by `{command}` on {date}: {cores} cores ({cpu}), {memory} GiB, {system}{halt_polling}; {swift}; {postgres}; {wrk}.
 Gatehouse (release build), PostgreSQL and the load generator share the machine. Every figure comes
 from one run, next to a floor measured in the same run: the machines are noisy, so compare ratios,
 not lone figures. wrk: 2 threads, {connections} connections, {duration} s per step, over loopback;
 single-use requests (signed SDK requests, ztokens) are generated beforehand and each sent once.
-pgbench: {connections} clients, prepared statements, the same {duration} s.
+pgbench: {connections} clients, prepared statements, the same {duration} s. CPU stolen: the share of
+the machine's CPU time that the hypervisor gave to other guests during the step (steal, from
+/proc/stat); the load waited for it, so read a step's latency beside it.
 
-| step | rate | latency p50 / p99 / p99.9 (ms) | ratio to its floor |
-| --- | --- | --- | --- |
+| step | rate | latency p50 / p99 / p99.9 (ms) | CPU stolen | ratio to its floor |
+| --- | --- | --- | --- | --- |
 {rows}
 
 The flood (issue 18's attack): {flood_connections} connections for {flood_seconds} s on `GET /v1/backend/whoami`, each
@@ -894,7 +930,7 @@ history (each row a consumed token of a device of its own, half of them for that
 
 Resident memory: {idle:.1f} MiB idle, {peak:.1f} MiB at peak (reached by the end of: {peak_step}). Ready {ready:.3f} s after start (schema in place).
 """.format(command=arguments.command, date=datetime.date.today().isoformat(), cores=os.cpu_count(), cpu=cpu,
-           memory=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30), system=platform.platform(),
+           memory=round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30), system=platform.platform(), halt_polling=halt_polling(),
            swift=version(["swift", "--version"]), postgres=version(["postgres", "--version"]) if shutil.which("postgres") else version([os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip(), "postgres"), "--version"]),
            wrk=version(["wrk", "--version"]), connections=connections, duration=duration, rows="\n".join(rows),
            flood_connections=FLOOD_CONNECTIONS, flood_seconds=FLOOD_SECONDS, flood_rate=flooded["rate"],

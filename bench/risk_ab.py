@@ -25,10 +25,12 @@ from bench import (App, Cluster, Server, cpu_seconds, device_table, line, mint_z
 
 
 def machine_busy():
-    """Busy and total jiffies of the whole machine, from /proc/stat."""
+    """Busy and total jiffies of the whole machine, from /proc/stat: user, nice, system, irq and softirq
+    (guest time is inside user already; idle, iowait and what the hypervisor gave other guests are not
+    this machine's work)."""
     with open("/proc/stat") as stat:
-        values = [int(value) for value in stat.readline().split()[1:]]
-    return sum(values) - values[3] - values[4], sum(values)
+        values = [int(value) for value in stat.readline().split()[1:9]]
+    return sum(values) - values[3] - values[4] - values[7], sum(values)
 
 
 def measure(server, path, seconds):
@@ -99,9 +101,10 @@ def main():
             results[binary].append((floor, steps, paced))
             print("round %d %s: floor %.0f req/s; risk query %s" % (
                 round_number + 1, binary, floor["rate"], ", ".join(
-                    "%.0f req/s (server %.0f us, machine %.0f us a query)" % (step["rate"], step["server_us"], step["machine_us"])
-                    for step in steps) + ("; paced %.0f req/s, p50 %.2f ms, p99 %.2f ms" % (
-                        paced["rate"], paced["p50_ms"], paced["p99_ms"]) if paced else "")), flush=True)
+                    "%.0f req/s (server %.0f us, machine %.0f us a query, %.0f%% stolen)" % (
+                        step["rate"], step["server_us"], step["machine_us"], 100 * step["stolen"])
+                    for step in steps) + ("; paced %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f%% stolen" % (
+                        paced["rate"], paced["p50_ms"], paced["p99_ms"], 100 * paced["stolen"]) if paced else "")), flush=True)
     for binary, rounds in results.items():
         steps = [step for _, measured, _ in rounds for step in measured]
         rate = sum(step["rate"] for step in steps) / len(steps)
@@ -111,8 +114,9 @@ def main():
             sum(step["machine_us"] for step in steps) / len(steps)))
         if arguments.paced:
             paced = [paced for _, _, paced in rounds]
-            print("%s: paced to half, p50 %s ms, p99 %s ms" % (
-                binary, ", ".join("%.2f" % step["p50_ms"] for step in paced), ", ".join("%.2f" % step["p99_ms"] for step in paced)))
+            print("%s: paced to half, p50 %s ms, p99 %s ms, CPU stolen %s" % (
+                binary, ", ".join("%.2f" % step["p50_ms"] for step in paced), ", ".join("%.2f" % step["p99_ms"] for step in paced),
+                ", ".join("%.0f%%" % (100 * step["stolen"]) for step in paced)))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import (DEVICES, App, Cluster, Server, cpu_seconds, device_table, mint_ztokens, risk_query_line,  # noqa: E402
+from bench import (DEVICES, App, Cluster, Server, cpu_seconds, machine_cpu, stolen_share, device_table, mint_ztokens, risk_query_line,  # noqa: E402
                    seed_old_history, start_devices, write_lines, wrk)
 
 
@@ -200,7 +200,7 @@ def main():
             profiler = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.process.pid), "-o", arguments.perf],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
-        server_before, backends_before = cpu_seconds(server.process.pid), backends_cpu_seconds()
+        server_before, backends_before, machine_before = cpu_seconds(server.process.pid), backends_cpu_seconds(), machine_cpu()
         threads_before, measured_from = threads(server.process.pid), time.time()
         if arguments.lone:
             result = lone_queries(server, [risk_query_line(backend, numbers, token) for token in tokens[2000:2000 + arguments.lone]])
@@ -214,10 +214,11 @@ def main():
         assert result["non2xx"] == 0 and queries < len(tokens) - 2000, "answers not all 2xx, or tokens ran out: %s" % result
         # wrk's summary has no p90: it is printed for the lone queries only.
         print("risk query %.0f req/s, latency p50 / p90 / p99 %.2f / %s / %.2f ms (%s devices, %s); a query cost the server %.0f us of CPU, "
-              "PostgreSQL's processes %.0f us (those alive at the end)" % (
+              "PostgreSQL's processes %.0f us (those alive at the end); %.0f%% of the machine's CPU stolen" % (
             result["rate"], result["p50_ms"], "%.2f" % result["p90_ms"] if arguments.lone else "-", result["p99_ms"], DEVICES,
             "history left empty" if arguments.empty_history else "old history seeded",
-            1e6 * (cpu_seconds(server.process.pid) - server_before) / queries, 1e6 * backends_used(backends_before) / queries))
+            1e6 * (cpu_seconds(server.process.pid) - server_before) / queries, 1e6 * backends_used(backends_before) / queries,
+            100 * stolen_share(machine_before, machine_cpu())))
         print("calls | rows | ms in all | us a query | ms a call: mean, stddev, max | statement")
         print(cluster.sql(
             "SELECT calls || ' | ' || rows || ' | ' || round(total_exec_time::numeric, 1) || ' | ' || round((total_exec_time * 1000 / %d)::numeric, 1)"
