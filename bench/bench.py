@@ -294,14 +294,20 @@ def wrk(url, script_args, connections, duration, pause_ms=0, expect=None):
     return result
 
 
+def cpu_ticks():
+    """The machine's CPU time so far by kind, in clock ticks, from /proc/stat: user, nice, system,
+    idle, iowait, irq, softirq, steal (guest time is inside user already, so it is left out)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(field) for field in stat.readline().split()[1:9]]
+    return ticks + [0] * (8 - len(ticks))
+
+
 def machine_cpu():
     """The machine's CPU time so far, in clock ticks: (all of it, the part the hypervisor gave to
-    other guests), from /proc/stat. On a shared virtual machine that part ("steal") is CPU the load
-    waited for, which no change here can take back: a latency is read beside it."""
-    with open("/proc/stat") as stat:
-        ticks = [int(field) for field in stat.readline().split()[1:]]
-    # user nice system idle iowait irq softirq steal (guest time is counted in user already)
-    return sum(ticks[:8]), ticks[7] if len(ticks) > 7 else 0
+    other guests). On a shared virtual machine that part ("steal") is CPU the load waited for, which
+    no change here can take back: a latency is read beside it."""
+    ticks = cpu_ticks()
+    return sum(ticks), ticks[7]
 
 
 def halt_polling():

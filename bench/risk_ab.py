@@ -20,17 +20,15 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import (App, Cluster, Server, cpu_seconds, device_table, line, mint_ztokens, risk_query_line,  # noqa: E402
+from bench import (App, Cluster, Server, cpu_seconds, cpu_ticks, device_table, line, mint_ztokens, risk_query_line,  # noqa: E402
                    seed_old_history, start_devices, write_lines, wrk)
 
 
 def machine_busy():
-    """Busy and total jiffies of the whole machine, from /proc/stat: user, nice, system, irq and softirq
-    (guest time is inside user already; idle, iowait and what the hypervisor gave other guests are not
-    this machine's work)."""
-    with open("/proc/stat") as stat:
-        values = [int(value) for value in stat.readline().split()[1:9]]
-    return sum(values) - values[3] - values[4] - values[7], sum(values)
+    """Busy and total ticks of the whole machine: idle, iowait and what the hypervisor gave other
+    guests are not this machine's work."""
+    ticks = cpu_ticks()
+    return sum(ticks) - ticks[3] - ticks[4] - ticks[7], sum(ticks)
 
 
 def measure(server, path, seconds):
