@@ -148,6 +148,15 @@ class Load(ClientThreads):
             step += 1
 
 
+def lock_granted(command):
+    """Whether psql's `command` counts the table's lock as granted; a probe that gets no answer in 5 s
+    counts as not yet (the caller's own 10 s bound ends the wait)."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=5).stdout.strip() == "1"
+    except subprocess.TimeoutExpired:
+        return False
+
+
 def pending_at_shutdown(base, load, cluster, server):
     """SIGTERM while a fresh token's risk query waits for its batch (its table locked for 1.5 s): the
     instance answers it before it exits, and exits 0."""
@@ -163,8 +172,9 @@ def pending_at_shutdown(base, load, cluster, server):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     granted = "SELECT count(*) FROM pg_locks WHERE relation = 'consumed_ztokens'::regclass AND mode = 'AccessExclusiveLock' AND granted"
     asked = time.monotonic()
-    while subprocess.run(psql + [granted], capture_output=True, text=True).stdout.strip() != "1":
+    while not lock_granted(psql + [granted]):
         if time.monotonic() - asked > 10 or lock.poll() is not None:
+            lock.kill()
             check(False, "the table was locked for the shutdown check")
             return
         time.sleep(0.02)
@@ -174,7 +184,10 @@ def pending_at_shutdown(base, load, cluster, server):
     time.sleep(0.3)
     server.send_signal(signal.SIGTERM)
     asking.join(CLIENT_WAIT)
-    lock.wait(10)
+    try:
+        lock.wait(10)
+    except subprocess.TimeoutExpired:
+        lock.kill()
     status = answers[0][0] if answers else None
     check(status == 200 and json.loads(answers[0][3]).get("tokenState") == "fresh",
           f"a risk query waiting for its batch at SIGTERM answered before the exit ({status})")
