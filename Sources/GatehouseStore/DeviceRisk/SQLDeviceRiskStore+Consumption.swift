@@ -93,23 +93,27 @@ extension SQLDeviceRiskStore {
         in transaction: any SQLDatabase
     ) async throws(StoreError) -> [RiskFacts.Consumption] {
         var unclaimed = consumed
-        var consumptions: [RiskFacts.Consumption] = []
-        consumptions.reserveCapacity(pending.count)
-        for item in pending {
-            guard unclaimed.remove(ConsumedID(app: item.query.appID, token: item.tokenID)) != nil else {
-                consumptions.append(.alreadyConsumed)
-                continue
-            }
-            guard item.claims.fromPage else {
-                consumptions.append(.consumed(pageURL: nil))
-                continue
-            }
-            let page = try await transaction.query(
-                "SELECT page_url FROM ztoken_pages WHERE app_id = \(.uuid(item.query.appID.rawValue)) AND token_id = \(.text(item.tokenID))"
-            )
-            consumptions.append(.consumed(pageURL: try page.first?.optionalText("page_url")))
+        let won = pending.map { unclaimed.remove(ConsumedID(app: $0.query.appID, token: $0.tokenID)) != nil }
+        let pages = try await pages(of: zip(pending, won).filter { $0.1 && $0.0.claims.fromPage }.map(\.0), in: transaction)
+        return zip(pending, won).map { item, won in
+            guard won else { return .alreadyConsumed }
+            return .consumed(pageURL: item.claims.fromPage ? pages[ConsumedID(app: item.query.appID, token: item.tokenID)] : nil)
         }
-        return consumptions
+    }
+
+    /// The pages of a batch's bridge tokens, in one statement: a batch of web checkouts had read them
+    /// one statement each, inside its transaction.
+    static func pages(of bridged: [PendingConsumption], in database: any SQLDatabase) async throws(StoreError) -> [ConsumedID: String] {
+        guard !bridged.isEmpty else { return [:] }
+        let keys = bridged.map { item -> SQL in "(\(.uuid(item.query.appID.rawValue)), \(.text(item.tokenID)))" }
+        var pages: [ConsumedID: String] = [:]
+        for row in try await database.query(
+            "SELECT app_id, token_id, page_url FROM ztoken_pages WHERE (app_id, token_id) IN (VALUES \(SQL.joined(keys, separator: ", ")))"
+        ) {
+            guard let page = try row.optionalText("page_url") else { continue }
+            pages[ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))] = page
+        }
+        return pages
     }
 
     /// The consumed tokens' pairs that were not fresh, each with its newest time (what the velocity

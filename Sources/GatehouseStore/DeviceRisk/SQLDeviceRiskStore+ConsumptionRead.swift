@@ -56,15 +56,27 @@ extension SQLDeviceRiskStore {
         in database: any SQLDatabase
     ) async throws(StoreError) -> [(ConsumptionRead, page: String?)] {
         try await preferGenericPlan(in: database)
-        var reads = [(ConsumptionRead, page: String?)?](repeating: nil, count: pending.count)
-        for row in try await database.query(PagesStatement.self, consumptionReadStatement(pending, dialect: .postgres, pages: true)) {
-            let number = Int(try row.int("n"))
-            guard pending.indices.contains(number), reads[number] == nil else { throw .corruptRow("the consumption read's row \(number)") }
-            reads[number] = (try consumptionRead(row, for: pending[number]), try row.optionalText("page_url"))
+        let rows = try await database.query(PagesStatement.self, consumptionReadStatement(pending, dialect: .postgres, pages: true))
+        return try numbered(rows, count: pending.count) { number, row throws(StoreError) in
+            (try consumptionRead(row, for: pending[number]), try row.optionalText("page_url"))
         }
-        return try reads.map { read throws(StoreError) in
-            guard let read else { throw .corruptRow("the consumption read returned too few rows") }
-            return read
+    }
+
+    /// One value for each of a read's `count` queries, from its rows (numbered by `n`, one each).
+    private static func numbered<Value>(
+        _ rows: [SQLRow],
+        count: Int,
+        _ value: (Int, SQLRow) throws(StoreError) -> Value
+    ) throws(StoreError) -> [Value] {
+        var values = [Value?](repeating: nil, count: count)
+        for row in rows {
+            let number = Int(try row.int("n"))
+            guard values.indices.contains(number), values[number] == nil else { throw .corruptRow("the consumption read's row \(number)") }
+            values[number] = try value(number, row)
+        }
+        return try values.map { value throws(StoreError) in
+            guard let value else { throw .corruptRow("the consumption read returned too few rows") }
+            return value
         }
     }
 
@@ -89,26 +101,18 @@ extension SQLDeviceRiskStore {
     /// Runs in the batch's transaction.
     static func readForConsumption(
         _ pending: [PendingConsumption],
-        groups: [ReadLimits: [Int]]? = nil,
         in database: any SQLDatabase
     ) async throws(StoreError) -> [ConsumptionRead] {
         try await preferGenericPlan(in: database)
-        let groups = groups ?? readGroups(pending)
         var reads = [ConsumptionRead?](repeating: nil, count: pending.count)
-        for indices in groups.values {
+        for indices in readGroups(pending).values {
             let group = indices.map { pending[$0] }
-            for row in try await database.query(Statement.self, consumptionReadStatement(group, dialect: database.dialect)) {
-                let number = Int(try row.int("n"))
-                guard group.indices.contains(number), reads[indices[number]] == nil else {
-                    throw .corruptRow("the consumption read's row \(number)")
-                }
-                reads[indices[number]] = try consumptionRead(row, for: group[number])
-            }
+            let rows = try await database.query(Statement.self, consumptionReadStatement(group, dialect: database.dialect))
+            let groupReads = try numbered(rows, count: group.count) { number, row throws(StoreError) in try consumptionRead(row, for: group[number]) }
+            for (index, read) in zip(indices, groupReads) { reads[index] = read }
         }
-        return try reads.map { read throws(StoreError) in
-            guard let read else { throw .corruptRow("the consumption read returned too few rows") }
-            return read
-        }
+        // Each index is in exactly one group.
+        return reads.compactMap { $0 }
     }
 
     /// The thresholds a read counts up to: the same for every query of one statement.
