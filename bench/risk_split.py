@@ -34,8 +34,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import (DEVICES, App, Cluster, Server, cpu_seconds, machine_cpu, stolen_share, device_table, mint_ztokens, risk_query_line,  # noqa: E402
-                   seed_old_history, start_devices, write_lines, wrk)
+from bench import (DEVICES, App, Cluster, Server, cpu_seconds, device_table, machine_cpu, mint_ztokens, risk_query_line,  # noqa: E402
+                   seed_old_history, start_devices, stolen_share, write_lines, wrk)
 
 
 def backends_cpu_seconds():

@@ -52,7 +52,7 @@ extension DeviceRiskStoreTests {
 }
 
 /// The store's database, which runs `race` once just before the batch's consuming write.
-private final class RacingDatabase: SQLDatabase {
+private final class RacingDatabase: WrappingDatabase {
     let inner: any SQLDatabase
     private let race: @Sendable () async throws -> Void
     private let ran = Mutex(false)
@@ -63,8 +63,6 @@ private final class RacingDatabase: SQLDatabase {
     }
 
     var raced: Bool { ran.withLock { $0 } }
-    var dialect: SQLDialect { inner.dialect }
-    var usage: PoolUsage { inner.usage }
 
     func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] { try await inner.query(sql) }
 
@@ -78,17 +76,5 @@ private final class RacingDatabase: SQLDatabase {
             do { try await race() } catch { throw .unavailable("the race: \(error)") }
         }
         return try await inner.query(statement, sql)
-    }
-
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await inner.transaction(body)
-    }
-
-    func withMigrationLock<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await inner.withMigrationLock(body)
-    }
-
-    func ifUnlocked<T: Sendable>(_ key: Int64, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T? {
-        try await inner.ifUnlocked(key, body)
     }
 }

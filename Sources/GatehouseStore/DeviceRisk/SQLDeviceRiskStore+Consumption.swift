@@ -105,15 +105,22 @@ extension SQLDeviceRiskStore {
     /// one statement each, inside its transaction.
     static func pages(of bridged: [PendingConsumption], in database: any SQLDatabase) async throws(StoreError) -> [ConsumedID: String] {
         guard !bridged.isEmpty else { return [:] }
-        let keys = bridged.map { item -> SQL in "(\(.uuid(item.query.appID.rawValue)), \(.text(item.tokenID)))" }
         var pages: [ConsumedID: String] = [:]
-        for row in try await database.query(
-            "SELECT app_id, token_id, page_url FROM ztoken_pages WHERE (app_id, token_id) IN (VALUES \(SQL.joined(keys, separator: ", ")))"
-        ) {
-            guard let page = try row.optionalText("page_url") else { continue }
-            pages[ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))] = page
+        for row in try await database.query(pagesStatement(bridged)) {
+            pages[ConsumedID(app: AppID(try row.uuid("app_id")), token: try row.text("token_id"))] = try row.text("page_url")
         }
         return pages
+    }
+
+    /// The ids asked for as a joined table, each looked up by the pages' key. A join is planned as
+    /// lookups by every SQLite; `(app_id, token_id) IN (VALUES ...)` is too by the SQLite Gatehouse
+    /// embeds (3.54), but 3.40's planner scanned every page of every app for it.
+    static func pagesStatement(_ bridged: [PendingConsumption]) -> SQL {
+        let keys = bridged.map { item -> SQL in "(\(.uuid(item.query.appID.rawValue)), \(.text(item.tokenID)))" }
+        return """
+            WITH asked (app_id, token_id) AS (VALUES \(SQL.joined(keys, separator: ", ")))
+            SELECT p.app_id, p.token_id, p.page_url FROM asked JOIN ztoken_pages AS p ON p.app_id = asked.app_id AND p.token_id = asked.token_id
+            """
     }
 
     /// The consumed tokens' pairs that were not fresh, each with its newest time (what the velocity
