@@ -35,8 +35,8 @@ public final class SQLDeviceRiskStore: CapabilityStore {
             maximumBatch: 256,
             maximumWait: queueWait,
             batchLimit: batchLimit
-        ) { uses in
-            try await Self.insertNonces(uses, in: batches)
+        ) { writeBatches in
+            try await batches.onOneConnection { connection in try await writeBatches { uses in try await Self.insertNonces(uses, in: connection) } }
         }
         consumptions = GroupCommit(
             maximumWriters: Self.batchWriters,
@@ -44,8 +44,10 @@ public final class SQLDeviceRiskStore: CapabilityStore {
             maximumBatch: 128,
             maximumWait: queueWait,
             batchLimit: batchLimit
-        ) { pending in
-            try await Self.consumeAndDecide(pending, in: batches)
+        ) { writeBatches in
+            try await batches.onOneConnection { connection in
+                try await writeBatches { pending in try await Self.consumeAndDecide(pending, in: connection) }
+            }
         }
         refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { rows in
             try await Self.writeRefused(rows, in: database)
