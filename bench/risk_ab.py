@@ -114,18 +114,19 @@ def interleaved(binaries, pairs, seconds, pause_ms):
     try:
         for binary in binaries:
             prepared[binary] = prepare(binary, mint_seconds)
-        used = {binary: 0 for binary in binaries}
         steps = {binary: [] for binary in binaries}
         order = [binaries[index] for pair in range(pairs) for index in ((0, 1) if pair % 2 == 0 else (1, 0))]
         for number, binary in enumerate(order):
             cluster, server, work, tokens, query = prepared[binary]
+            # Each step its own share of the build's tokens, as a round's steps have: wrk's two threads
+            # send from the share's lines in turn, so the next step cannot start where this one stopped.
+            share = len(tokens) // pairs
+            taken = len(steps[binary])
             path = os.path.join(work, "paced-%d.txt" % number)
-            write_lines(path, [query(token) for token in tokens[used[binary]:]])
+            write_lines(path, [query(token) for token in tokens[taken * share:(taken + 1) * share]])
             server_before = cpu_seconds(server.process.pid)
             result = wrk(server.url, [path, ""], 32, seconds, pause_ms)
-            assert result["non2xx"] == 0 and used[binary] + result["requests"] < len(tokens), (
-                "answers not all 2xx, or tokens ran out: %s" % result)
-            used[binary] += result["requests"]
+            assert result["non2xx"] == 0 and result["requests"] < share, "answers not all 2xx, or tokens ran out: %s" % result
             result["server_us"] = 1e6 * (cpu_seconds(server.process.pid) - server_before) / max(1, result["requests"])
             steps[binary].append(result)
             print("step %d %s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, server %.0f us a query, %.0f%% stolen" % (
