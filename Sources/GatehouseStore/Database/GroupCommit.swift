@@ -118,6 +118,9 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
         ) { batches in try await batches(write) }
     }
 
+    /// Items queued and not yet taken by a writer.
+    var pending: Int { queue.withLock { $0.waiting.count } }
+
     func submit(_ item: Item) async throws -> Outcome {
         let answer = BoundedWait.Once<Outcome>()
         let deadline = Deadlines.shared.schedule(after: maximumWait) {
