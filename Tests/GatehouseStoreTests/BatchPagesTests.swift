@@ -27,7 +27,11 @@ extension DeviceRiskStoreTests {
                     try pending(try keys(app, unnoted)),
                     try pending(try keys(app, shipped), rules: mixed ? strict : RiskRules.effective(app: nil, event: nil)),
                 ]
-                let recorded = try await SQLDeviceRiskStore.consumeAndDecide(batch, in: store.database)
+                let recorded = try await SQLDeviceRiskStore.consumeAndDecide(
+                    batch,
+                    in: store.database,
+                    writingBehind: store.deviceRisk.refusedDecisions
+                )
                 let expected: [RiskFacts.Consumption] = [
                     .consumed(pageURL: "https://shop.example/pay"), .consumed(pageURL: nil), .alreadyConsumed, .consumed(pageURL: nil),
                     .consumed(pageURL: "https://shop.example/ship"),

@@ -22,10 +22,13 @@ extension DeviceRiskStoreTests {
             // The other batch: the raced token's own query, in full, once this batch has read.
             let rival = try pending(try keys(app, raced, account: "raced"))
             let racing = RacingDatabase(inner: store.database) {
-                _ = try await SQLDeviceRiskStore.consumeAndDecide([rival], in: store.database)
+                _ = try await SQLDeviceRiskStore.consumeAndDecide([rival], in: store.database, writingBehind: store.deviceRisk.refusedDecisions)
             }
-            let recorded = try await SQLDeviceRiskStore.consumeAndDecide(batch, in: racing)
+            let recorded = try await SQLDeviceRiskStore.consumeAndDecide(batch, in: racing, writingBehind: store.deviceRisk.refusedDecisions)
             #expect(racing.raced)
+            // The replay found at the write costs its batch no statement more: its decision goes behind the answers.
+            #expect(racing.statementsAfterTheWrite == 0)
+            await store.deviceRisk.catchUpWritesBehind()
             #expect(recorded.map(\.facts.consumption) == [.alreadyConsumed, .consumed(pageURL: nil)])
             // `pending`'s policy registers no event: a consumed token is judged `wrongEvent`, not `fresh`.
             #expect(recorded.map(\.record.tokenState) == [.replayed, .wrongEvent])
@@ -51,11 +54,13 @@ extension DeviceRiskStoreTests {
     }
 }
 
-/// The store's database, which runs `race` once just before the batch's consuming write.
+/// The store's database, which runs `race` once just before the batch's consuming write, and counts
+/// the statements after it.
 private final class RacingDatabase: WrappingDatabase {
     let inner: any SQLDatabase
     private let race: @Sendable () async throws -> Void
     private let ran = Mutex(false)
+    private let afterTheWrite = Mutex(0)
 
     init(inner: any SQLDatabase, race: @escaping @Sendable () async throws -> Void) {
         self.inner = inner
@@ -63,10 +68,15 @@ private final class RacingDatabase: WrappingDatabase {
     }
 
     var raced: Bool { ran.withLock { $0 } }
+    var statementsAfterTheWrite: Int { afterTheWrite.withLock { $0 } }
 
-    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] { try await inner.query(sql) }
+    func query(_ sql: SQL) async throws(StoreError) -> [SQLRow] {
+        if raced { afterTheWrite.withLock { $0 += 1 } }
+        return try await inner.query(sql)
+    }
 
     func query<Statement: PreparedSQL>(_ statement: Statement.Type, _ sql: SQL) async throws(StoreError) -> [SQLRow] {
+        if raced { afterTheWrite.withLock { $0 += 1 } }
         if statement == SQLDeviceRiskStore.ConsumingWrite.self,
             !ran.withLock({ ran in
                 defer { ran = true }

@@ -196,7 +196,11 @@ import Testing
                     try pending(try keys(app, first)), try pending(try keys(app, second)), try pending(try keys(app, first)),
                     try pending(try keys(app, spent), rules: mixed ? strict : RiskRules.effective(app: nil, event: nil)),
                 ]
-                let recorded = try await SQLDeviceRiskStore.consumeAndDecide(batch, in: store.database)
+                let recorded = try await SQLDeviceRiskStore.consumeAndDecide(
+                    batch,
+                    in: store.database,
+                    writingBehind: store.deviceRisk.refusedDecisions
+                )
                 #expect(
                     recorded.map(\.facts.consumption) == [.consumed(pageURL: nil), .consumed(pageURL: nil), .alreadyConsumed, .alreadyConsumed],
                     "mixed thresholds: \(mixed)"

@@ -12,14 +12,21 @@ import GatehouseCore
 /// was written. So of any number of queries with one token, on any number of instances, exactly one
 /// is `fresh` (its consumption and decision written together); a query whose token was consumed
 /// before (a replay), or by another batch between this batch's read and its write, is judged
-/// `replayed` after all, and the decisions of those written together in one more statement.
+/// `replayed` after all. The decisions of those found only at the write consumed nothing, so they are
+/// written behind their answers, as every refused token's is: one more statement in the batch would
+/// have cost it a round trip, and, failing, answered 503 to queries whose consumptions and decisions
+/// the write had already committed (a retried token is a replay).
 extension SQLDeviceRiskStore {
     /// The write's name on each PostgreSQL connection: its text is the same for any batch.
     enum ConsumingWrite: PreparedSQL {
         static let name = "gatehouse_consuming_write_v1"
     }
 
-    static func consumeAndDecideInOneWrite(_ pending: [PendingConsumption], in connection: any SQLDatabase) async throws -> [RecordedRiskDecision] {
+    static func consumeAndDecideInOneWrite(
+        _ pending: [PendingConsumption],
+        in connection: any SQLDatabase,
+        writingBehind behind: WriteBehind<RefusedDecisionRow>
+    ) async throws -> [RecordedRiskDecision] {
         let reads = try await readWithPages(pending, in: connection)
         var claimed = Set<ConsumedID>()
         var recorded: [RecordedRiskDecision] = []
@@ -44,10 +51,10 @@ extension SQLDeviceRiskStore {
             consumes: consumes,
             in: connection
         )
-        let lost = consuming.filter { !written.contains(ConsumedID(app: pending[$0].query.appID, token: pending[$0].tokenID)) }
-        guard !lost.isEmpty else { return recorded }
-        for index in lost { recorded[index] = judge(pending[index], read: reads[index].0, consumption: .alreadyConsumed).0 }
-        try await insertDecisions(lost.map { recorded[$0].record }, in: connection)
+        for index in consuming where !written.contains(ConsumedID(app: pending[index].query.appID, token: pending[index].tokenID)) {
+            recorded[index] = judge(pending[index], read: reads[index].0, consumption: .alreadyConsumed).0
+            behind.enqueue(.decision(recorded[index].record))
+        }
         return recorded
     }
 

@@ -25,9 +25,17 @@ struct PendingConsumption: Sendable {
 /// one `INSERT ... ON CONFLICT DO NOTHING`, the velocity pairs in one upsert, the decisions in one
 /// insert. A token shown twice in one batch, or already consumed, is judged `replayed`.
 extension SQLDeviceRiskStore {
-    static func consumeAndDecide(_ pending: [PendingConsumption], in database: any SQLDatabase) async throws -> [RecordedRiskDecision] {
+    /// - Parameter behind: where the decisions of replays found only at the write go (PostgreSQL's two
+    ///   statements), as refused tokens' decisions do.
+    static func consumeAndDecide(
+        _ pending: [PendingConsumption],
+        in database: any SQLDatabase,
+        writingBehind behind: WriteBehind<RefusedDecisionRow>
+    ) async throws -> [RecordedRiskDecision] {
         if database.dialect == .postgres, readGroups(pending).count == 1 {
-            return try await database.onOneConnection { connection in try await consumeAndDecideInOneWrite(pending, in: connection) }
+            return try await database.onOneConnection { connection in
+                try await consumeAndDecideInOneWrite(pending, in: connection, writingBehind: behind)
+            }
         }
         return try await database.transaction { transaction in
             // Each count leaves the batch's own tokens out: read before they are written.

@@ -28,6 +28,11 @@ public final class SQLDeviceRiskStore: CapabilityStore {
         self.activity = activity
         self.attestation = attestation
         cachedRiskPolicies = ReadThroughCache(lifetime: SQLStore.cacheLifetime, changes: changes)
+        // Replays that a batch finds only at its write go behind their answers too (`consumeAndDecide`).
+        let refusedDecisions = WriteBehind<RefusedDecisionRow>(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { rows in
+            try await Self.writeRefused(rows, in: database)
+        }
+        self.refusedDecisions = refusedDecisions
         let (batches, batchLimit) = database.forGroupCommits
         nonceWrites = GroupCommit(
             maximumWriters: Self.batchWriters,
@@ -46,11 +51,8 @@ public final class SQLDeviceRiskStore: CapabilityStore {
             batchLimit: batchLimit
         ) { writeBatches in
             try await batches.onOneConnection { connection in
-                try await writeBatches { pending in try await Self.consumeAndDecide(pending, in: connection) }
+                try await writeBatches { pending in try await Self.consumeAndDecide(pending, in: connection, writingBehind: refusedDecisions) }
             }
-        }
-        refusedDecisions = WriteBehind(capacity: Self.decisionsBehindCapacity, maximumBatch: 256) { rows in
-            try await Self.writeRefused(rows, in: database)
         }
     }
 
