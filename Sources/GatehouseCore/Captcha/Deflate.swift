@@ -18,7 +18,10 @@ enum Deflate {
     private static let window = 32768
     private static let minimumMatch = 3
     private static let maximumMatch = 258
-    private static let chainDepth = 16
+    /// Candidates tried per position. The captcha's images are grain over smooth shapes: past the
+    /// first few candidates a match is seldom longer. Walking 16 was a fifth of a challenge's CPU;
+    /// with 4 the background is about 7% larger (docs/PERFORMANCE.md).
+    private static let chainDepth = 4
     private static let hashBits = 15
 
     private static func compress(_ input: [UInt8], into writer: inout BitWriter) {

@@ -39,20 +39,27 @@ struct PuzzleShape: Equatable {
 
     /// A shape with at least two knobs (tab or notch), so that every outline is recognisable.
     static func random<R: RandomNumberGenerator>(using generator: inout R) -> PuzzleShape {
-        var sides: [Side]
-        repeat {
-            sides = (0..<4).map { _ in Side.allCases.randomElement(using: &generator)! }
-        } while sides.filter({ $0 != .flat }).count < 2
-        return PuzzleShape(sides: sides)
+        PuzzleShape(sides: randomSides(using: &generator))
     }
 
     /// A shape whose outline differs from `other` on at least two sides: a decoy.
     static func decoy<R: RandomNumberGenerator>(unlike other: PuzzleShape, using generator: inout R) -> PuzzleShape {
-        var shape: PuzzleShape
+        var sides: [Side]
         repeat {
-            shape = random(using: &generator)
-        } while zip(shape.sides, other.sides).filter({ $0 != $1 }).count < 2
-        return shape
+            sides = randomSides(using: &generator)
+        } while zip(sides, other.sides).filter({ $0 != $1 }).count < 2
+        return PuzzleShape(sides: sides)
+    }
+
+    /// Sides are drawn until they qualify, and only those are drawn as coverage: each coverage is
+    /// 40,000 samples, and building it for every draw the loops refused cost a challenge more than its
+    /// scenery (docs/PERFORMANCE.md).
+    private static func randomSides<R: RandomNumberGenerator>(using generator: inout R) -> [Side] {
+        var sides: [Side]
+        repeat {
+            sides = (0..<4).map { _ in Side.allCases.randomElement(using: &generator)! }
+        } while sides.filter({ $0 != .flat }).count < 2
+        return sides
     }
 
     private static func contains(_ x: Double, _ y: Double, sides: [Side]) -> Bool {

@@ -8,7 +8,9 @@ struct Pixel: Equatable {
     /// `self` painted over with `top` at `opacity` (0...1).
     func blended(with top: Pixel, opacity: Double) -> Pixel {
         let o = max(0, min(1, opacity))
-        func mix(_ under: UInt8, _ over: UInt8) -> UInt8 { UInt8((Double(under) * (1 - o) + Double(over) * o).rounded()) }
+        // Half up by truncation, which for these non-negative sums is what `rounded()` gives, without
+        // its call into libm for every channel of every pixel blended (a twelfth of a challenge's CPU).
+        func mix(_ under: UInt8, _ over: UInt8) -> UInt8 { UInt8(Double(under) * (1 - o) + Double(over) * o + 0.5) }
         return Pixel(r: mix(r, top.r), g: mix(g, top.g), b: mix(b, top.b), a: a)
     }
 

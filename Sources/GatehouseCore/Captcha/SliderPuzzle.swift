@@ -40,7 +40,15 @@ public struct SliderPuzzle: Sendable {
     /// page slides it horizontally only.
     public let piece: [UInt8]
 
-    public static func generate<R: RandomNumberGenerator>(using generator: inout R) -> SliderPuzzle {
+    /// A puzzle from the system's CSPRNG. Not generic, so that the painting below is compiled for
+    /// this one generator: called across modules, the generic version ran unspecialized, every random
+    /// number through witness tables and metadata lookups.
+    public static func generate() -> SliderPuzzle {
+        var generator = SystemRandomBuffer()
+        return generate(using: &generator)
+    }
+
+    static func generate<R: RandomNumberGenerator>(using generator: inout R) -> SliderPuzzle {
         let scene = Scenery.paint(width: width, height: height, using: &generator)
         let answer = PuzzleAnswer(x: Int.random(in: gapX, using: &generator), y: Int.random(in: gapY, using: &generator))
         let shape = PuzzleShape.random(using: &generator)

@@ -41,7 +41,7 @@ public struct CaptchaOperations: Sendable {
             }
         }
         var generator = SystemRandomNumberGenerator()
-        let puzzle = SliderPuzzle.generate(using: &generator)
+        let puzzle = SliderPuzzle.generate()
         let challenge = CaptchaChallenge.open(
             id: CaptchaID.generate(using: &generator),
             appID: app.id,
