@@ -22,6 +22,7 @@ passes.
     captcha_solver.py --url http://127.0.0.1:8080 --admin-token gat_... --database-url postgres://... [--challenges 100]
 """
 import argparse
+import concurrent.futures
 import json
 import random
 import subprocess
@@ -89,14 +90,22 @@ def main():
     assert status == 201, (status, app)
     app_key = app["app"]["appKey"]
 
-    found = {"darkened": 0, "correlation": 0}
-    passed = 0
-    for _ in range(args.challenges):
+    def fetch(_):
+        """A fresh challenge and its true position (the oracle's)."""
         status, _, challenge = call("POST", url + "/v1/captcha/challenges", {"appKey": app_key})
         assert status == 200, (status, challenge)
         truth = int(subprocess.run(["psql", "-tA", args.database_url, "-c",
                                     "SELECT answer_x FROM captcha_challenges WHERE challenge_id = '%s'" % challenge["challengeId"]],
                                    check=True, capture_output=True, text=True).stdout.strip())
+        return challenge, truth
+
+    # Two challenges are drawn at once, ahead of the one being solved (the server draws each on a core
+    # of its own); they are solved and answered in order, one at a time, each well within its lifetime,
+    # so the drags' random numbers come in the same order every run.
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    found = {"darkened": 0, "correlation": 0}
+    passed = 0
+    for challenge, truth in pool.map(fetch, range(args.challenges)):
         guesses = solve(pixels(decode_png(challenge["background"])), pixels(decode_png(challenge["piece"])))
         for name, x in guesses.items():
             found[name] += abs(x - truth) <= TOLERANCE
@@ -106,15 +115,12 @@ def main():
     with_truth = 0
     refusals = {}
     truths = max(20, args.challenges // 5)
-    for _ in range(truths):
-        status, _, challenge = call("POST", url + "/v1/captcha/challenges", {"appKey": app_key})
-        truth = int(subprocess.run(["psql", "-tA", args.database_url, "-c",
-                                    "SELECT answer_x FROM captcha_challenges WHERE challenge_id = '%s'" % challenge["challengeId"]],
-                                   check=True, capture_output=True, text=True).stdout.strip())
+    for challenge, truth in pool.map(fetch, range(truths)):
         status, result = answer(url, app_key, challenge["challengeId"], truth)
         with_truth += status == 200 and result.get("code") == 0 and bool(result.get("passToken"))
         refusals[result.get("reason")] = refusals.get(result.get("reason"), 0) + 1
 
+    pool.shutdown()
     total = args.challenges
     print(json.dumps({"challenges": total, "gap found by": found, "passes at the solver's position": passed,
                       "synthetic drags to the true gap": truths, "of them passed": with_truth, "refusals": refusals}))
