@@ -3,7 +3,7 @@
 /// that takes tens of thousands of random numbers at once: a captcha's grain is three a pixel, and
 /// drawn eight bytes a call it was a third of a challenge's CPU, an unauthenticated request's
 /// (docs/PERFORMANCE.md). Every number still comes from the kernel's generator, each byte used once;
-/// the buffer is the caller's own, a value on its stack, shared with nothing.
+/// the buffer is a value the caller owns, shared with no other caller.
 public struct SystemRandomBuffer: RandomNumberGenerator {
     private static let words = 512
     private var words: [UInt64] = []
