@@ -17,9 +17,18 @@ import Testing
         }
     }
 
+    /// An app's creation answered with something other than 201: its status and body, where a decoding
+    /// error would name only a missing key.
+    struct AppNotCreated: Error, CustomStringConvertible {
+        let status: HTTPResponse.Status
+        let body: String
+        var description: String { "creating an app answered \(status.code): \(body)" }
+    }
+
     static func createApp(_ server: ServerFixture, events: [Int] = [3301]) async throws -> AppCredentials {
-        let created = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Shop","platforms":["ios"]}"#)
-            .decoded(Components.Schemas.AppCreated.self)
+        let response = try await server.send(.post, "/v1/admin/apps", body: #"{"name":"Shop","platforms":["ios"]}"#)
+        guard response.status == .created else { throw AppNotCreated(status: response.status, body: String(decoding: response.body, as: UTF8.self)) }
+        let created = try response.decoded(Components.Schemas.AppCreated.self)
         for event in events {
             let registered = try await server.send(
                 .post,
